@@ -1861,6 +1861,34 @@ func hostileCases() []hostileCase {
 				".rope.dimension_count", uint32(8)), ".embedding_length"),
 			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
 		),
+		// bailingmoe: what llama-bench d32676d77 was seen requiring on
+		// probe files — the shared experts' count, the experts' width,
+		// output.weight — and loading: no leading_dense_block_count, no
+		// expert_weights_scale, Q/K/V biases.
+		family("bailingmoe", testutil.TinyBailingMoE(), requiresEach("output.weight", "blk.0.ffn_gate_inp.weight", "blk.1.ffn_up_shexp.weight"),
+			loads("without leading_dense_block_count", func(h *hmodel) { h.del(".leading_dense_block_count") }),
+			loads("without expert_weights_scale", func(h *hmodel) { h.del(".expert_weights_scale") }),
+			withQKVBiases(0, 64, 32),
+			unset("expert_shared_count missing", ".expert_shared_count"),
+			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
+		),
+		// cohere2moe: what llama-bench d32676d77 was seen requiring on
+		// probe files — the window, its pattern, logit_scale, the dense
+		// lead and the experts' width, one norm epsilon, the NextN block's
+		// tensors when it has nextn.eh_proj — and loading: a trunk-only
+		// file (the NextN block declared, its tensors absent), Q/K/V
+		// biases.
+		family("cohere2moe", testutil.TinyCohere2MoE(), requiresEach("blk.0.attn_norm.weight", "blk.0.ffn_gate.weight", "blk.1.ffn_gate_inp.weight",
+			"blk.2.ffn_down_shexp.weight", "blk.5.nextn.enorm.weight", "output_norm.weight"),
+			loads("trunk only", drop("blk.5.nextn.eh_proj.weight", "blk.5.nextn.enorm.weight", "blk.5.nextn.hnorm.weight", "blk.5.nextn.shared_head_norm.weight")),
+			withQKVBiases(0, 64, 32),
+			unset("sliding_window missing", ".attention.sliding_window"),
+			unset("sliding_window_pattern missing", ".attention.sliding_window_pattern"),
+			unset("logit_scale missing", ".logit_scale"),
+			unset("leading_dense_block_count missing", ".leading_dense_block_count"),
+			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
+			unset("no norm epsilon", ".attention.layer_norm_epsilon"),
+		),
 		// stablelm: the output matrix, the LayerNorms' biases (but
 		// ffn_norm's) and the epsilon are required, as llama.cpp's loader
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are

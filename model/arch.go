@@ -121,6 +121,11 @@ type Arch struct {
 	// it never runs or reads (TENSOR_SKIP). Config.NextN counts those
 	// blocks; nil: the architecture's NextN blocks are not checked.
 	NextN []string
+	// NextNOptional: the NextN blocks' tensors are required only when the
+	// first NextN block has nextn.eh_proj, as llama.cpp's cohere2moe
+	// loader takes a trunk-only file (its NextN blocks declared by
+	// nextn_predict_layers, their tensors in another file).
+	NextNOptional bool
 	// OptionalQKNorm: attn_q_norm and attn_k_norm are loaded when the
 	// block has them, as llama.cpp takes them for glm4moe (GLM-4.5's
 	// files have them, GLM-4.5-Air's not).
@@ -391,6 +396,9 @@ var registry = []*Arch{
 	{Name: "baichuan", OptionalQKVBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: baichuanHparams},
 	{Name: "codeshell", Neox: true, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true, UntiedOutput: true,
 		NoRopeFreqs: true, hparams: codeshellHparams},
+	{Name: "bailingmoe", OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: bailingmoeHparams},
+	{Name: "cohere2moe", Parallel: true, OptionalQKVBias: true, FFN: FFNExperts, FusedGateUpExps: true, NextN: nextNTensors, NextNOptional: true,
+		hparams: cohere2moeHparams},
 }
 
 // Supported lists the architectures this package can run.

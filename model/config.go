@@ -168,6 +168,10 @@ type Config struct {
 	// NoRopeLead: the unrotated layers are the first of each NoRopeEvery
 	// (il a multiple of it: smallthinker's layers 0, 4, 8 …), not the last.
 	NoRopeLead bool
+	// NoRopeGlobal: the global (unwindowed) layers from DenseLead on are
+	// unrotated, the windowed and the leading dense ones rotated
+	// (cohere2moe, whose graph rotates only those).
+	NoRopeGlobal bool
 
 	// Mixture of experts (qwen3moe); Experts is 0 for a dense model.
 	Experts     int  // expert_count
@@ -395,6 +399,10 @@ type Config struct {
 	// granitehybrid; deepseek2's expert_shared_count experts of
 	// ExpertFFN, run as one); 0 for none.
 	SharedFFN int
+	// SharedSumScale, when not 0, multiplies the routed experts' output
+	// once the shared expert has joined it (cohere2moe: 0.5, the two
+	// averaged); 0 = none.
+	SharedSumScale float32
 	// SharedGate: the shared expert's output is scaled by the sigmoid of
 	// its own gate's product with the token (ffn_gate_inp_shexp: qwen2moe,
 	// qwen35moe) before it joins the routed experts' sum.
@@ -698,10 +706,13 @@ func (c *Config) rowsAttention() bool { return c.ALiBi != nil && c.Encoder }
 
 // RopeLayer reports whether layer il rotates its queries and keys: not
 // with learned positions (AbsPositions), nor in the NoRopeEvery-th layers
-// (with NoRopeLead, the first of every NoRopeEvery).
+// (with NoRopeLead, the first of every NoRopeEvery), nor, with
+// NoRopeGlobal, in the global layers past the leading dense ones.
 func (c *Config) RopeLayer(il int) bool {
 	switch {
 	case c.AbsPositions, c.ALiBi != nil:
+		return false
+	case c.NoRopeGlobal && il >= c.DenseLead && !c.WindowedLayer(il):
 		return false
 	case c.NoRopeEvery <= 0:
 		return true

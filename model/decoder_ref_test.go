@@ -645,6 +645,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					for i := range f {
 						f[i] += g[i]
 					}
+					scale(f, c.SharedSumScale) // cohere2moe: the two halved
 				}
 			} else if g := p("ffn_gate.weight"); g != nil {
 				a := r.act(times(linear(g, nil, y), p("ffn_gate.scale")), times(linear(p("ffn_up.weight"), nil, y), p("ffn_up.scale")))

@@ -979,6 +979,9 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 			if err := s.sharedExpert(L, a, p.gu, p.tmp); err != nil {
 				return err
 			}
+			if sc := c.SharedSumScale; sc != 0 {
+				ops.Scale(p.tmp[:n*E], sc)
+			}
 		}
 		s.e.Phase(phNorm)
 		s.addNormed(x, p.tmp, L.PostFFNNorm, n)

@@ -65,6 +65,8 @@ var zeroed = map[string]string{
 	"experts' outputs weighted":       "ExpertInputWeighted",
 	"no adjugate experts":             "ChunkFFN",
 	"no value scale":                  "AttnOutScale",
+	"shared sum not halved":           "SharedSumScale",
+	"global layers rotated":           "NoRopeGlobal",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

@@ -857,7 +857,7 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 // arch.NextN's), by name alone: llama.cpp skips them unread
 // (TENSOR_SKIP), shapes unchecked, and so does this package.
 func (l *loader) nextNBlocks(arch *Arch, cfg *Config) error {
-	if arch.NextN == nil {
+	if arch.NextN == nil || arch.NextNOptional && cfg.NextN > 0 && !l.has(fmt.Sprintf("blk.%d.nextn.eh_proj.weight", cfg.Layers)) {
 		return nil
 	}
 	for il := cfg.Layers; il < cfg.Layers+cfg.NextN; il++ {

@@ -311,9 +311,11 @@ func (s ModelSpec) denseArch() bool {
 }
 
 // cohere reports whether s is one of Cohere's architectures (cohere2,
-// command-r): one LayerNorm without bias before attention and the
-// feed-forward side by side, the logits scaled, the output tied.
-func (s ModelSpec) cohere() bool { return s.Arch == "cohere2" || s.Arch == "command-r" }
+// command-r, cohere2moe): one norm before attention and the feed-forward
+// side by side, the logits scaled.
+func (s ModelSpec) cohere() bool {
+	return s.Arch == "cohere2" || s.Arch == "command-r" || s.Arch == "cohere2moe"
+}
 
 // headRowNormed reports whether s has per-head Q/K LayerNorms of a weight
 // row a head: a stablelm without ffn_norm (StableLM 2 12B's), and a

@@ -157,3 +157,48 @@ func (s ModelSpec) nextNTensors(p string) []tensorSpec {
 	}
 	return ts
 }
+
+// TinyCohere2MoE is a cohere2moe in 5 layers and a NextN block: one
+// LayerNorm without bias (attention.layer_norm_epsilon, no RMS epsilon)
+// before attention and the feed-forward side by side; a window pattern of
+// period 4, counted from a global layer 0 as llama.cpp does: layers
+// 1–3 windowed (4 positions) and rotated, layer 0 global and rotated as
+// the dense lead, layer 4 global and unrotated; layer 0's feed-forward
+// dense, the others' 8 experts of width 32, 2 a token, chosen and
+// weighted by their sigmoids (no gating key), renormalised and scaled by
+// 2.5, beside one shared expert, the two outputs halved; logit_scale
+// 0.25; the output tied; the NextN block with its projection and norms;
+// Q8_0 weights.
+func TinyCohere2MoE() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "cohere2moe", Seed: 229, Layers: 5, NextN: 1, RopeBase: 50000, NormEps: 1e-5, TiedOutput: true,
+		SlidingWindow: 4, SWAPattern: 4, LogitScale: 0.25,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		Routing: &Routing{Shared: 1, Scale: 2.5, Norm: true},
+	})
+}
+
+// TinyCohere2MoERMS is TinyCohere2MoE with RMSNorms (the file's
+// attention.layer_norm_rms_epsilon), a period of 2 written (layers 1 and
+// 3 windowed), an untied output, softmax routing written and no
+// NextN block.
+func TinyCohere2MoERMS() ModelSpec {
+	s := TinyCohere2MoE()
+	s.Seed, s.Label, s.NormEps, s.RMSEps, s.TiedOutput, s.SWAPattern, s.NextN = 251, "rms", 0, 1e-5, false, 2, 0
+	s.Routing = &Routing{Shared: 1, Scale: 2.5, Norm: true, Gating: 1}
+	return s
+}
+
+// TinyBailingMoE is a bailingmoe as Ling-lite is made, in 3 layers:
+// llama's attention (NORM RoPE over whole heads), every feed-forward 8
+// experts of width 32, 2 a token, chosen and weighted by their softmax,
+// renormalised and scaled by 1.5, beside one shared expert of the
+// experts' width; leading_dense_block_count 0 written, as the converter
+// writes Ling's first_k_dense_replace; the output untied; Q8_0 weights.
+func TinyBailingMoE() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "bailingmoe", Seed: 263, Layers: 3, RopeBase: 600000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+		Routing: &Routing{Shared: 1, Scale: 1.5, Norm: true},
+	})
+}

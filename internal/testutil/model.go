@@ -1245,7 +1245,10 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
 		s = s.withLatentHeads()
-	case "glm4moe", "bailingmoe2", "afmoe", "dots1", "exaone-moe", "laguna":
+	case "glm4moe", "bailingmoe2", "afmoe", "dots1", "exaone-moe", "laguna", "cohere2moe", "bailingmoe":
+		if s.Arch == "cohere2moe" && s.LogitScale == 0 {
+			s.LogitScale = 0.25
+		}
 		var err error
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
@@ -1384,6 +1387,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Encoder() || s.modernBert() {
 		h.NormEps = s.NormEps
 	}
+	if s.Arch == "cohere2moe" && s.NormEps != 0 {
+		h.RMSEps = 0 // its LayerNorm's epsilon instead, below
+	}
 	if s.mixersOnly() {
 		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
 	}
@@ -1419,6 +1425,15 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	case "gpt-oss", "exaone4":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	case "cohere2moe":
+		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+		g.AddKV(a+"logit_scale", s.LogitScale)
+		if s.NormEps != 0 {
+			g.AddKV(a+"attention.layer_norm_epsilon", s.NormEps)
+		}
+		if s.SWAPattern > 0 {
+			g.AddKV(a+"attention.sliding_window_pattern", uint32(s.SWAPattern))
+		}
 	case "gemma-embedding":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 		if s.Dense > 0 {
@@ -1817,7 +1832,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.Arch == "mimo2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.Arch == "mimo2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil && s.Arch != "cohere2moe" && s.Arch != "bailingmoe" {
 				gain := s.SelBiasGain
 				if gain == 0 {
 					gain = 0.5

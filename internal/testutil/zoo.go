@@ -28,6 +28,7 @@ var (
 		TinyMellum, TinyMellumPattern, TinyMaincoder, TinyGroveMoE, TinyPlamo3, TinyPlamo3Pattern, TinyJais2, TinyMiniMaxM2, TinyExaoneMoE,
 		TinyLlama4, TinyLlama4Maverick, TinyLaguna, TinyLagunaGlobal, TinyMimo2, TinyMimo2Fused,
 		TinyXverse, TinyOrion, TinyRefact, TinyBaichuan, TinyBaichuan13B, TinyCodeShell,
+		TinyCohere2MoE, TinyCohere2MoERMS, TinyBailingMoE,
 	}
 	// tinyRecurrent are the decoders with a recurrent state beside (or
 	// instead of) the KV cache: convolutions, Mamba scans, delta nets,

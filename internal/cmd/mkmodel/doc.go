@@ -38,6 +38,10 @@
 //	        k-exaone-236b-a23b (exaone-moe: exaone4's windows and NoPE on
 //	        pre-norm blocks, 128 experts and a shared one, the MTP block;
 //	        -layers 4 -experts 8 -vocab 8192),
+//	        cohere2moe-30b-a3b-unverified (cohere2moe: cohere2's parallel
+//	        block, dense-first windows, 128 experts and a shared one,
+//	        their sum halved, the MTP block; widths unverified; -layers 4
+//	        -experts 8 -vocab 8192),
 //	        falcon-mamba-7b (mamba: Mamba-1 layers alone),
 //	        mamba-codestral-7b (mamba2: Mamba-2 layers alone),
 //	        jamba-reasoning-3b (jamba: Mamba-1 and attention layers),

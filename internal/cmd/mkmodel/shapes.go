@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, plamo3, jais2, xverse, orion, refact, baichuan, codeshell, minimax-m2, exaone-moe, llama4, laguna, mimo2, kimi-linear, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, plamo3, jais2, xverse, orion, refact, baichuan, codeshell, minimax-m2, exaone-moe, llama4, laguna, mimo2, kimi-linear, cohere2moe, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -165,9 +165,10 @@ type shape struct {
 	// Grove is grovemoe's adjugate experts: one of Grove.FFN for each
 	// group of Grove.PerGroup experts, their sum scaled by Grove.Scale.
 	Grove *testutil.Grove
-	// Cohere is cohere2's and command-r's LayerNorm epsilon and logit
-	// scale (config.json's layer_norm_eps and logit_scale); a cohere2's
-	// window is Window (sliding_window).
+	// Cohere is cohere2's, command-r's and cohere2moe's LayerNorm
+	// epsilon and logit scale (config.json's layer_norm_eps and
+	// logit_scale); a cohere2's or cohere2moe's window is Window
+	// (sliding_window).
 	Cohere *cohereShape
 	// MPT is mpt's LayerNorm epsilon and ALiBi maximum bias.
 	MPT *mptShape
@@ -293,7 +294,7 @@ func (s shape) fullQKNorm() bool {
 // selBias reports whether s's expert blocks have the router's selection
 // bias, exp_probs_b.bias (ERNIE's and MiniMax's e_score_correction_bias).
 func (s shape) selBias() bool {
-	return s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.Mimo2 != nil || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil
+	return s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.Mimo2 != nil || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil && s.Arch != "cohere2moe"
 }
 
 // ffnWideExperts reports whether llama.cpp sizes s's experts by
