@@ -26,7 +26,7 @@ var (
 		TinyFalcon, TinyFalcon40B, TinyBloom, TinyMPT, TinyMPTClamp,
 		TinyAfmoe, TinyAfmoeGlobal, TinyHunyuanMoE, TinyDots1,
 		TinyMellum, TinyMellumPattern, TinyMaincoder, TinyGroveMoE, TinyPlamo3, TinyPlamo3Pattern, TinyJais2, TinyMiniMaxM2, TinyExaoneMoE,
-		TinyLlama4, TinyLlama4Maverick, TinyLaguna, TinyLagunaGlobal,
+		TinyLlama4, TinyLlama4Maverick, TinyLaguna, TinyLagunaGlobal, TinyMistral4,
 	}
 	// tinyRecurrent are the decoders with a recurrent state beside (or
 	// instead of) the KV cache: convolutions, Mamba scans, delta nets,
@@ -38,11 +38,12 @@ var (
 		TinyQwen35, TinyQwen35MoE, TinyQwen35MoEFused, TinyQwen3Next, TinyQwen3NextSSMIn,
 		TinyNemotronH, TinyNemotronHMoE, TinyKimiLinear,
 	}
-	// tinyEmbedders make embeddings and no logits: the encoders and
-	// gemma-embedding.
+	// tinyEmbedders make embeddings and no logits: the encoders,
+	// gemma-embedding and the decoders made embedders (eurobert, neo-bert,
+	// llama-embed).
 	tinyEmbedders = []func() ModelSpec{
 		TinyGemmaEmbedding, TinyBert, TinyNomicBert, TinyNomicBertMoE, TinyJinaBertV2, TinyModernBert,
-		TinyJinaBertV3, TinyEuroBert, TinyNeoBert,
+		TinyJinaBertV3, TinyEuroBert, TinyNeoBert, TinyLlamaEmbed, TinyLlamaEmbedBidirectional,
 	}
 )
 
