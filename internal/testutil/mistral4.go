@@ -11,7 +11,7 @@ package testutil
 // routing scale is not checked here; 1.5 makes the scale show.)
 func TinyMistral4() ModelSpec {
 	s := tiny(ModelSpec{
-		Arch: "mistral4", Seed: 229, Layers: 3, RopeBase: 10000, RMSEps: 1e-6,
+		Arch: "mistral4", Seed: 230, Layers: 3, RopeBase: 10000, RMSEps: 1e-6,
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4, FusedExps: true,
 		Yarn:      &Yarn{Factor: 4, OrigContext: 32, LogMul: 0.1},
 		DeepSeek2: &DeepSeek2{KVLora: 64, QLora: 32, Nope: 32, Rope: 16, VHead: 32, Shared: 1, Scale: 1.5, Norm: true, Gating: 1},
