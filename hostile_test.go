@@ -1333,7 +1333,7 @@ func hostileCases() []hostileCase {
 			unsupported("attn_qkv.bias", func(h *hmodel) { h.put("blk.0.attn_qkv.bias", quant.F32, 96) }, "blk.0.attn_qkv.bias"),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
 			refusedKey("half the head rotated", ".rope.dimension_count", uint32(8)),
-			loads("without output.weight", drop("output.weight")),
+			loads("with output.weight", add("output.weight", 64, 320)),
 			misshapen("output.weight of another width", "output.weight", 32, 320),
 			loads("attn_norm_2 in block 1 alone", func(h *hmodel) {
 				h.put("blk.1.attn_norm_2.weight", quant.F32, 64)

@@ -21,11 +21,11 @@ func TinyMistral4() ModelSpec {
 }
 
 // TinyLlamaEmbed is a 2-layer llama-embed as llama-embed-nemotron's
-// converter writes it: llama's blocks and output.weight (which the
-// embedding graph never reads), no attention.causal (so llama.cpp attends
-// causally), mean pooling; Q8_0 weights.
+// converter writes it: llama's blocks, no output.weight (the checkpoint
+// is a base model without an LM head), no attention.causal (so llama.cpp
+// attends causally), mean pooling; Q8_0 weights.
 func TinyLlamaEmbed() ModelSpec {
-	return tiny(ModelSpec{Arch: "llama-embed", Seed: 233, RopeBase: 500000, RMSEps: 1e-5, Pooling: 1})
+	return tiny(ModelSpec{Arch: "llama-embed", Seed: 233, RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true, Pooling: 1})
 }
 
 // TinyLlamaEmbedBidirectional is TinyLlamaEmbed with attention.causal =
