@@ -218,15 +218,18 @@ func FuzzEncoder(f *testing.F) {
 }
 
 // EmbeddingGemma (gemma-embedding), ModernBERT, EuroBERT and NeoBERT
-// (decoder-style stacks over the whole text) through the public API: an
+// (decoder-style stacks over the whole text) and llama-embed (causal, and
+// over the whole text) through the public API: an
 // embedding-only model (Info, and generation refused saying to embed),
-// whose plan has no sampler and a batch of the whole context, and whose
+// whose plan has no sampler and a batch of the whole context (a causal
+// one's, the batch asked for), and whose
 // texts embed together as they do alone, to unit vectors of its width
 // (model's TestGemmaEmbeddingMatchesReference checks the states and the
 // dense projection against the math).
 func TestEmbedGemmaEmbedding(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyGemmaEmbedding(), testutil.TinyModernBert(), testutil.TinyEuroBert(), testutil.TinyNeoBert()} {
-		t.Run(spec.Arch, func(t *testing.T) { testEmbedDecoderStack(t, spec) })
+	for _, spec := range []testutil.ModelSpec{testutil.TinyGemmaEmbedding(), testutil.TinyModernBert(), testutil.TinyEuroBert(), testutil.TinyNeoBert(),
+		testutil.TinyLlamaEmbed(), testutil.TinyLlamaEmbedBidirectional()} {
+		t.Run(spec.Variant(), func(t *testing.T) { testEmbedDecoderStack(t, spec) })
 	}
 }
 
@@ -240,8 +243,14 @@ func testEmbedDecoderStack(t *testing.T, spec testutil.ModelSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Fits || p.Batch != spec.Context {
-		t.Fatalf("plan: fits %v, batch %d; want the context %d as the batch", p.Fits, p.Batch, spec.Context)
+	// A stack over the whole text takes it in one batch; a causal one
+	// (llama-embed without attention.causal) in the batches asked for.
+	want := spec.Context
+	if spec.Arch == "llama-embed" && !spec.NonCausal {
+		want = 8
+	}
+	if !p.Fits || p.Batch != want {
+		t.Fatalf("plan: fits %v, batch %d; want %d", p.Fits, p.Batch, want)
 	}
 	m := load(t, path, llm.WithMemoryLimit(1<<30))
 	if info := m.Info(); !info.EmbeddingOnly || info.Embedding != spec.Embd {

@@ -937,6 +937,25 @@ func hostileCases() []hostileCase {
 			loads("experts' gate and up fused", edits(fuseExps(1), fuseExps(2))),
 			misshapen("fused gate and up of one expert's width", "blk.1.ffn_gate_up_exps.weight", 64, 32, 8),
 		),
+		// mistral4: deepseek2's loader under another name, as llama-bench
+		// d32676d77 was seen to take it: q_lora_rank and the RMS epsilon
+		// required (deepseek2 here takes files without them), the
+		// experts' gate and up fused as the converter writes them.
+		family("mistral4", testutil.TinyMistral4(), requiresEach("blk.1.attn_k_b.weight", "blk.0.attn_q_a_norm.weight",
+			"blk.2.ffn_down_exps.weight", "blk.1.ffn_down_shexp.weight", "output_norm.weight"),
+			unset("q_lora_rank missing", ".attention.q_lora_rank"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("kv_lora_rank missing", ".attention.kv_lora_rank"),
+			unset("expert_shared_count missing", ".expert_shared_count"),
+			unsupportedKey("temperature scale", ".attention.temperature_scale", float32(0.1)),
+			misshapen("fused gate and up of one expert's width", "blk.1.ffn_gate_up_exps.weight", 64, 32, 8),
+			misshapen("attn_q_b of the wrong shape", "blk.0.attn_q_b.weight", 32, 64),
+			loads("a selection bias", func(h *hmodel) {
+				for l := range 3 {
+					h.put(fmt.Sprintf("blk.%d.exp_probs_b.bias", l), quant.F32, 8)
+				}
+			}),
+		),
 		family("minicpm3", testutil.TinyMiniCPM3(), requires{}.named("without %s", "blk.1.attn_kv_b.weight", "blk.0.attn_q_a_norm.weight"),
 			unset("q_lora_rank missing", ".attention.q_lora_rank"),
 			refused("q_lora_rank 0", setU(".attention.q_lora_rank", 0), ".attention.q_lora_rank = 0"),
@@ -1324,7 +1343,8 @@ func hostileCases() []hostileCase {
 			unsupportedTensor("attn_qkv.bias", "blk.0.attn_qkv.bias", 96),
 			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 			refusedKey("half the head rotated", ".rope.dimension_count", uint32(8)),
-			loads("without output.weight", drop("output.weight")),
+			loads("with output.weight", add("output.weight", 64, 320)),
+			misshapen("output.weight of another width", "output.weight", 32, 320),
 			loads("attn_norm_2 in block 1 alone", func(h *hmodel) {
 				h.put("blk.1.attn_norm_2.weight", quant.F32, 64)
 				h.put("blk.1.attn_norm_2.bias", quant.F32, 64)
@@ -2164,6 +2184,17 @@ func hostileCases() []hostileCase {
 			loads("causal", set(".attention.causal", true)),
 			unsupported("an output matrix", add("output.weight", 64, 320), "output.weight"),
 			unsupported("a Q bias", add("blk.0.attn_q.bias", 64), "blk.0.attn_q.bias"),
+		),
+		// llama-embed: llama's blocks and loader, the logits never made:
+		// output.weight optional and passed over, attention.causal
+		// optional (absent: causal), a classification head refused
+		// (llama-bench d32676d77: "wrong number of tensors").
+		family("llama-embed", testutil.TinyLlamaEmbed(), requiresEach("output_norm.weight", "blk.1.ffn_gate.weight", "blk.1.ffn_norm.weight", "blk.0.attn_v.weight"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			loads("without output.weight", drop("output.weight")),
+			loads("over the whole text", set(".attention.causal", false)),
+			unsupported("a classification head", add("cls.output.weight", 64, 1), "cls.output.weight"),
+			refusedKey("attention.causal a number", ".attention.causal", uint32(0)),
 		),
 		family("neo-bert", testutil.TinyNeoBert(), requiresEach("enc.output_norm.weight", "blk.1.attn_qkv.weight", "blk.1.ffn_norm.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),

@@ -399,6 +399,8 @@ var registry = []*Arch{
 	{Name: "bailingmoe", OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: bailingmoeHparams},
 	{Name: "cohere2moe", Parallel: true, OptionalQKVBias: true, FFN: FFNExperts, FusedGateUpExps: true, NextN: nextNTensors, NextNOptional: true,
 		hparams: cohere2moeHparams},
+	{Name: "mistral4", FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, FusedGateUpExps: true, hparams: mistral4Hparams},
+	{Name: "llama-embed", NoHead: true, hparams: bidirectionalHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -747,7 +749,12 @@ func encoderHparams(c *Config, m *meta) {
 // unless attention.causal (the converters write false; absent, causal, as
 // llama.cpp d32676d77 takes it) says otherwise, and no output matrix, the final norm's states the embeddings. The RMS
 // epsilon is required, as llama.cpp requires it (llama-bench d32676d77
-// refuses a eurobert file without it).
+// refuses a eurobert file without it). llama-embed (llama's loader and
+// graph without the logits: llama-embed-nemotron) is read the same way:
+// its converter writes no attention.causal, so llama.cpp d32676d77 runs
+// such a file causally (llama-bench prints causal attn = 1), and so does
+// this package; its output.weight, which llama's loader takes and the
+// embedding graph never reads, is passed over (PassedOver).
 func bidirectionalHparams(c *Config, m *meta) {
 	m.require(true, "attention.layer_norm_rms_epsilon")
 	c.NonCausal, c.NoHead = !m.flag("attention.causal", true), true // absent: causal, as llama.cpp (checked with llama-bench)

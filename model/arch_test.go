@@ -63,8 +63,9 @@ func newState(t *testing.T, m *Model, pool *ops.Pool, batch, cells int) *State {
 }
 
 // runChunks is forwardAll for goroutines other than the test's. An
-// encoder has no logits: it returns the hidden states of the whole text,
-// one pass (its attention sees the whole text).
+// embedding model has no logits: it returns the hidden states, of the
+// whole text in one pass when its attention sees the whole text, else
+// batch tokens a pass (llama-embed without attention.causal).
 func runChunks(m *Model, pool *ops.Pool, tokens []int32, batch, cells int) ([]float32, error) {
 	if m.NonCausal {
 		batch = len(tokens)
@@ -75,7 +76,13 @@ func runChunks(m *Model, pool *ops.Pool, tokens []int32, batch, cells int) ([]fl
 	}
 	if m.EmbeddingOnly() {
 		hidden := make([]float32, len(tokens)*m.Embd)
-		return hidden, st.Hidden(tokens, 0, hidden)
+		for i := 0; i < len(tokens); i += batch {
+			end := min(len(tokens), i+batch)
+			if err := st.Hidden(tokens[i:end], i, hidden[i*m.Embd:end*m.Embd]); err != nil {
+				return nil, err
+			}
+		}
+		return hidden, nil
 	}
 	all := make([]float32, 0, len(tokens)*m.Vocab)
 	for i := 0; i < len(tokens); i += batch {
@@ -920,7 +927,7 @@ func checkShiftMatchesFresh(t *testing.T, m *Model, pool *ops.Pool) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 jina-bert-v3 eurobert neo-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon bloom mpt qwen2moe rwkv6 rwkv6qwen2 phimoe arwkv7 hunyuan-moe dots1 mellum maincoder minimax-m2 exaone-moe llama4 laguna mimo2 grovemoe kimi-linear plamo3 jais2 xverse orion refact baichuan codeshell bailingmoe cohere2moe]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 jina-bert-v3 eurobert neo-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon bloom mpt qwen2moe rwkv6 rwkv6qwen2 phimoe arwkv7 hunyuan-moe dots1 mellum maincoder minimax-m2 exaone-moe llama4 laguna mimo2 grovemoe kimi-linear plamo3 jais2 xverse orion refact baichuan codeshell bailingmoe cohere2moe mistral4 llama-embed]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -505,13 +505,14 @@ func TestConfigEncoders(t *testing.T) {
 	}
 }
 
-// eurobert and neo-bert are a decoder's RMSNorm blocks made embedders:
-// no head, attention over the whole text when attention.causal is false
-// (as their converters write it; absent, causal, as llama-bench d32676d77
-// takes it), NEOX RoPE for eurobert and NORM for neo-bert, the RMS epsilon
-// required as a decoder's.
+// eurobert, neo-bert and llama-embed are a decoder's RMSNorm blocks made
+// embedders: no head, attention over the whole text when attention.causal
+// is false (as eurobert's and neo-bert's converters write it; absent,
+// causal, as llama-bench d32676d77 takes it, and llama-embed's converter
+// writes no such key), NEOX RoPE for eurobert and NORM for the others,
+// the RMS epsilon required as a decoder's.
 func TestConfigBidirectional(t *testing.T) {
-	for _, arch := range []string{"eurobert", "neo-bert"} {
+	for _, arch := range []string{"eurobert", "neo-bert", "llama-embed"} {
 		for _, tc := range []struct {
 			causal    any // attention.causal, or nil for none
 			nonCausal bool

@@ -899,8 +899,14 @@ func (r *refDecoder) experts(p func(string) []float64, y, rin []float64) []float
 		}
 		return v[e*n : (e+1)*n]
 	}
+	gateUp := p("ffn_gate_up_exps.weight") // each expert's gate rows, then its up rows
 	out := make([]float64, E)
 	for s, e := range ids {
+		if gateUp != nil {
+			gate, up = make([]float64, len(gateUp)/2), make([]float64, len(gateUp)/2)
+			copy(gate[e*F*E:(e+1)*F*E], gateUp[2*e*F*E:(2*e+1)*F*E])
+			copy(up[e*F*E:(e+1)*F*E], gateUp[(2*e+1)*F*E:(2*e+2)*F*E])
+		}
 		in, ws := y, w[s]
 		if c.ExpertInputWeighted {
 			// llama4: the expert reads the token times its weight, its

@@ -74,6 +74,7 @@ var perturbed = map[string]func(c *Config){
 	"default kq scale":       func(c *Config) { c.KQScale = invSqrt(c.HeadDimK) },
 	"every dim rotated":      func(c *Config) { c.RopeDim = c.HeadDimK },
 	"NEOX pairs":             func(c *Config) { c.RopeNeox = true },
+	"bidirectional":          func(c *Config) { c.NonCausal = true },
 	"one RoPE base":          func(c *Config) { c.RopeBaseSWA = c.RopeBase },
 	"one RoPE scale":         func(c *Config) { c.RopeScaleSWA = c.RopeScale },
 	"Q/K norms after RoPE":   func(c *Config) { c.QKNormAfterRope = true },

@@ -944,11 +944,11 @@ var clsHeads = map[string][]string{
 // PassedOver reports whether the tensor named name, outside the blocks,
 // is one llama.cpp loads for a model of configuration c and then never
 // reads, and which this package therefore takes without reading:
-// gemma-embedding's output.weight (its graph ends at the final norm) and
-// the classification head (cls.*) of a model not pooling by rank. No
-// pass reads its bytes (SkippedRanges).
+// gemma-embedding's and llama-embed's output.weight (their graphs end at
+// the final norm) and the classification head (cls.*) of a model not
+// pooling by rank. No pass reads its bytes (SkippedRanges).
 func PassedOver(name string, c *Config) bool {
-	if c.Arch == "gemma-embedding" {
+	if c.Arch == "gemma-embedding" || c.Arch == "llama-embed" {
 		return name == "output.weight"
 	}
 	return c.Pooling != PoolingRank && slices.Contains(clsHeads[c.Arch], name)

@@ -314,13 +314,14 @@ func TestModelEmbeddingsQwen3(t *testing.T) {
 // nomic-bert-moe, whose every other layer routes its tokens to experts, and
 // a modern-bert, a pre-norm stack seeing the whole text, a jina-bert-v2,
 // whose attention is biased by ALiBi, a jina-bert-v3 with its Unigram
-// vocabulary, and eurobert's and neo-bert's RMSNorm stacks) embeds as the
+// vocabulary, eurobert's and neo-bert's RMSNorm stacks and llama-embed's
+// causal one) embeds as the
 // library does, and its generation endpoints answer 501
 // naming the embeddings endpoint, as llama-server's do when it only
 // embeds.
 func TestModelEmbeddingsEncoder(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBertMoE(), testutil.TinyModernBert(), testutil.TinyJinaBertV2(),
-		testutil.TinyJinaBertV3(), testutil.TinyEuroBert(), testutil.TinyNeoBert()} {
+		testutil.TinyJinaBertV3(), testutil.TinyEuroBert(), testutil.TinyNeoBert(), testutil.TinyLlamaEmbed()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m := loadEncoder(t, spec)
 			if !m.Info().EmbeddingOnly {

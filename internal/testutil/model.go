@@ -34,6 +34,9 @@ type ModelSpec struct {
 	// Label names a variant in subtest names (Variant) where the fields
 	// that make it one are not among those Variant tells apart.
 	Label string
+	// NonCausal writes attention.causal = false for a llama-embed, whose
+	// converter writes no such key (eurobert and neo-bert always have it).
+	NonCausal bool
 
 	RopeBase float32 // 0 = 10000 (bert has no RoPE: not written)
 	RMSEps   float32 // 0 = 1e-5 for llama, 1e-6 for qwen2 and gemma2
@@ -1002,7 +1005,7 @@ func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "grovemoe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "grovemoe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "mistral4" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Arch == "kimi-linear" || s.Routing != nil || s.Arch == "mimo2" ||
 		s.Arch == "smallthinker" || s.Arch == "minimax-m2" || s.Arch == "llama4" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -1129,7 +1132,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2",
-		"maincoder", "eurobert", "neo-bert", "plamo3":
+		"maincoder", "eurobert", "neo-bert", "plamo3", "llama-embed":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1229,7 +1232,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s.TokenTypes == 0 {
 			s.TokenTypes = 2
 		}
-	case "deepseek2":
+	case "deepseek2", "mistral4":
 		d := s.DeepSeek2
 		if d == nil || d.KVLora <= 0 || d.Nope <= 0 || d.Rope <= 0 || d.Rope%2 != 0 || d.VHead <= 0 || d.Shared <= 0 {
 			return s, fmt.Errorf("testutil: deepseek2 needs DeepSeek2 with KVLora, Nope, Rope (even), VHead and Shared above 0")
@@ -1444,6 +1447,10 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		}
 	case "eurobert", "neo-bert":
 		g.AddKV(a+"attention.causal", false)
+	case "llama-embed":
+		if s.NonCausal {
+			g.AddKV(a+"attention.causal", false)
+		}
 	case "gemma3", "modern-bert":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 		if s.SWAPattern > 0 {
@@ -1513,7 +1520,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"moe_every_n_layers", uint32(s.MoEEvery))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 	}
-	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "ernie4_5-moe" || s.Arch == "kimi-linear" {
+	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "mistral4" || s.Arch == "ernie4_5-moe" || s.Arch == "kimi-linear" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 	}
 	if r := s.Routing; r != nil {

@@ -29,6 +29,7 @@ var (
 		TinyLlama4, TinyLlama4Maverick, TinyLaguna, TinyLagunaGlobal, TinyMimo2, TinyMimo2Fused,
 		TinyXverse, TinyOrion, TinyRefact, TinyBaichuan, TinyBaichuan13B, TinyCodeShell,
 		TinyCohere2MoE, TinyCohere2MoERMS, TinyBailingMoE,
+		TinyMistral4,
 	}
 	// tinyRecurrent are the decoders with a recurrent state beside (or
 	// instead of) the KV cache: convolutions, Mamba scans, delta nets,
@@ -40,11 +41,12 @@ var (
 		TinyQwen35, TinyQwen35MoE, TinyQwen35MoEFused, TinyQwen3Next, TinyQwen3NextSSMIn,
 		TinyNemotronH, TinyNemotronHMoE, TinyKimiLinear,
 	}
-	// tinyEmbedders make embeddings and no logits: the encoders and
-	// gemma-embedding.
+	// tinyEmbedders make embeddings and no logits: the encoders,
+	// gemma-embedding and the decoders made embedders (eurobert, neo-bert,
+	// llama-embed).
 	tinyEmbedders = []func() ModelSpec{
 		TinyGemmaEmbedding, TinyBert, TinyNomicBert, TinyNomicBertMoE, TinyJinaBertV2, TinyModernBert,
-		TinyJinaBertV3, TinyEuroBert, TinyNeoBert,
+		TinyJinaBertV3, TinyEuroBert, TinyNeoBert, TinyLlamaEmbed, TinyLlamaEmbedBidirectional,
 	}
 )
 

@@ -91,6 +91,8 @@
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts
 //	        and a gated shared expert), qwen3-next-80b-a3b (qwen3next),
 //	        deepseek-v2-lite and glm-4.7-flash (deepseek2),
+//	        mistral-small-4-119b (mistral4: deepseek2's blocks, the
+//	        experts' gate and up fused),
 //	        glm-4.5-air and glm-4.6 (glm4moe, with their NextN block;
 //	        -layers 2 -experts 8 and -layers 4 -experts 8 -type q8_0
 //	        -vocab 4096 stay under 2 GB), ling-mini-2.0 (bailingmoe2;
@@ -113,8 +115,9 @@
 //	        (modern-bert), jina-embeddings-v2-base-en (jina-bert-v2),
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes
 //	        agree with llama-quantize's too (-list prints them); and
-//	        jina-embeddings-v3 (jina-bert-v3), eurobert-210m (eurobert)
-//	        and neobert (neo-bert), of which only F16 cuts quantized to
+//	        jina-embeddings-v3 (jina-bert-v3), eurobert-210m (eurobert),
+//	        llama-embed-nemotron-8b (llama-embed) and neobert (neo-bert),
+//	        of which only F16 cuts quantized to
 //	        Q8_0 by llama-quantize were run, not the mixes compared
 //	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl, iq3_s,
 //	        mxfp4_moe (gpt-oss's mix: the experts MXFP4, the rest Q8_0),

@@ -102,7 +102,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		s = s.keepAttention()
 	}
 	switch {
-	case *experts < 0 || *experts > 0 && (s.Experts == 0 || *experts > s.Experts || s.DeepSeek2 != nil && s.Arch != "kimi-linear"):
+	case *experts < 0 || *experts > 0 && (s.Experts == 0 || *experts > s.Experts || s.DeepSeek2 != nil && s.DeepSeek2.Groups > 0):
 		return fmt.Errorf("-experts %d: %s has %d routed experts (deepseek2's groups are not cut)", *experts, s.Name, s.Experts)
 	case *experts > 0 && s.Grove != nil && !s.groupsFit(*experts):
 		return fmt.Errorf("-experts %d: %s's groups of %d experts must divide them into at least the %d used", *experts, s.Name, s.Grove.PerGroup, s.ExpertsUsed)

@@ -344,9 +344,14 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			if oss {
 				add(p+"ffn_gate_inp.bias", kindBias, x)
 			}
-			add(p+"ffn_gate_exps.weight", kindWeight, e, fe, x)
-			add(p+"ffn_down_exps.weight", kindWeight, fe, e, x)
-			add(p+"ffn_up_exps.weight", kindWeight, e, fe, x)
+			if s.FusedExps {
+				add(p+"ffn_gate_up_exps.weight", kindWeight, e, 2*fe, x)
+				add(p+"ffn_down_exps.weight", kindWeight, fe, e, x)
+			} else {
+				add(p+"ffn_gate_exps.weight", kindWeight, e, fe, x)
+				add(p+"ffn_down_exps.weight", kindWeight, fe, e, x)
+				add(p+"ffn_up_exps.weight", kindWeight, e, fe, x)
+			}
 			if oss { // one bias row per expert, F32 as the converter writes them
 				add(p+"ffn_gate_exps.bias", kindF32, fe, x)
 				add(p+"ffn_down_exps.bias", kindF32, e, x)

@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, plamo3, jais2, xverse, orion, refact, baichuan, codeshell, minimax-m2, exaone-moe, llama4, laguna, mimo2, kimi-linear, cohere2moe, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, plamo3, jais2, xverse, orion, refact, baichuan, codeshell, minimax-m2, exaone-moe, llama4, laguna, mimo2, kimi-linear, mistral4, cohere2moe, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert, llama-embed or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -146,6 +146,10 @@ type shape struct {
 	// v_head_dim, n_shared_experts, routed_scaling_factor, …); HeadsKV is
 	// then 1 and RopeDim qk_rope_head_dim, as the converter writes them.
 	DeepSeek2 *testutil.DeepSeek2
+	// FusedExps writes each expert block's gate and up experts as one
+	// ffn_gate_up_exps, as mistral4's converter writes Mistral Small 4's
+	// stacked gate_up_proj.
+	FusedExps bool
 	// KDA makes a kimi-linear's ConvLayers Kimi Delta Attention layers
 	// (linear_attn_config's short_conv_kernel_size and head_dim; its
 	// num_heads is Heads), the others DeepSeek2's latent attention.
