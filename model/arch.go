@@ -376,6 +376,7 @@ var registry = []*Arch{
 		hparams: plamo3Hparams},
 	{Name: "jais2", QKV: QKVSeparate, Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		NoRopeFreqs: true, hparams: jais2Hparams},
+	{Name: "nanbeige", OptionalQKVBias: true, hparams: nanbeigeHparams},
 }
 
 // Supported lists the architectures this package can run.

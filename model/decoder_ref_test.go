@@ -422,7 +422,15 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		}
 		return s + ".weight"
 	}
-	for il := range c.Layers {
+	for li := range c.Layers * c.loops() {
+		// A looped stack (nanbeige) runs its blocks again, after
+		// output_norm of the stream unless the file skips it.
+		il := li % c.Layers
+		if li > 0 && il == 0 && c.LoopNorm {
+			for t := range x {
+				x[t] = rmsNorm64(x[t], r.global("output_norm.weight"), eps)
+			}
+		}
 		p := func(s string) []float64 {
 			if slices.Contains(r.without, s) {
 				return nil

@@ -29,6 +29,9 @@ type State struct {
 	rope, ropeSWA ops.Rope
 	twoRopes      bool
 	attn          attnTask
+	// run is which run of a looped stack (Config.Loops) the pass is in,
+	// which picks its blocks' cache layers.
+	run int
 	// act writes act(g)·u into g: the feed-forward activation (SwiGLU or
 	// GeGLU), element by element, so that it can run in the pieces the
 	// gate/up product's work items compute.
@@ -817,8 +820,17 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	case c.SingleOp:
 		layer = func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }
 	}
-	if err := s.forLayers(layer); err != nil {
-		return nil, nil, err
+	for run := range c.loops() {
+		if run > 0 && c.LoopNorm {
+			s.e.Phase(phNorm)
+			s.norm(p.x, p.x, m.OutNorm, n)
+		}
+		s.run = run
+		err := s.forLayers(layer)
+		s.run = 0
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	if c.KVLayers() == 0 {
 		// mamba: the cache's placeholder layer takes the pass's
@@ -1287,7 +1299,12 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 	// KV heads, its keys and values at the start of their parts of the row.
 	g := c.layerGeometry(il)
 	hkv, dk, dv := g.KVHeads, g.HeadDimK, g.HeadDimV
-	kl := c.KVLayer(il) // the cache holds the attention layers that own keys and values only
+	// The cache holds the attention layers that own keys and values only,
+	// a looped stack's once for each run.
+	kl := c.KVLayer(il)
+	if s.run > 0 {
+		kl += s.run * c.runKVLayers()
+	}
 	s.attn = attnTask{s: s, layer: kl, q: qkv, qStride: stride, out: out, oDim: oDim,
 		p:     kv.AttnParams{Heads: heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks, ALiBi: c.ALiBi},
 		group: heads / hkv, whole: c.NonCausal}

@@ -64,6 +64,8 @@ var zeroed = map[string]string{
 	"no temperature offset":           "AttnTempOffset",
 	"experts' outputs weighted":       "ExpertInputWeighted",
 	"no adjugate experts":             "ChunkFFN",
+	"stack run once":                  "Loops",
+	"no norm between runs":            "LoopNorm",
 }
 
 // perturbed names the perturbations that are not one field zeroed.
@@ -80,6 +82,7 @@ var perturbed = map[string]func(c *Config){
 	"renormalised":           func(c *Config) { c.ExpertNorm = true },
 	"adjugate scale 1":       func(c *Config) { c.GroupScale = 1 },
 	"groups twice as large":  func(c *Config) { c.GroupExperts *= 2 },
+	"norm between runs":      func(c *Config) { c.LoopNorm = true },
 	// Only bitnet's files choose between the two: over other models it
 	// changes nothing, so that applicable passes it over there.
 	"ReLU², not SiLU": func(c *Config) {
