@@ -1812,6 +1812,23 @@ func hostileCases() []hostileCase {
 			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
 			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
 		),
+		// nanbeige: llama's block run num_loops times (default 1), the
+		// RMS epsilon and output_norm (which the runs share) required. As
+		// llama-bench d32676d77 showed on probe files: num_loops 0 and
+		// block_count × num_loops above 512 abort it (refused here), a
+		// skip_loop_final_norm not a bool is refused, each Q/K/V bias and
+		// rope_freqs are optional, attention.scale is taken (and unread).
+		family("nanbeige", testutil.TinyNanbeige(), requiresEach("output_norm.weight", "blk.0.attn_norm.weight", "blk.1.ffn_norm.weight"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			loads("num_loops missing (one run)", del(".num_loops")),
+			refusedKey("num_loops 0", ".num_loops", uint32(0)),
+			refusedKey("block_count × num_loops above 512", ".num_loops", uint32(300)),
+			refusedKey("skip_loop_final_norm a number", ".skip_loop_final_norm", uint32(1)),
+			loads("without one Q bias", drop("blk.0.attn_q.bias")),
+			loads("with rope_freqs", add("rope_freqs.weight", 8)),
+			loads("attention.scale unread", setF(".attention.scale", 0.5)),
+			unsupported("attn_output.bias", add("blk.0.attn_output.bias", 64), "blk.0.attn_output.bias"),
+		),
 		// stablelm: the output matrix, the LayerNorms' biases (but
 		// ffn_norm's) and the epsilon are required, as llama.cpp's loader
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are
