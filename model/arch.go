@@ -377,6 +377,7 @@ var registry = []*Arch{
 	{Name: "jais2", QKV: QKVSeparate, Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		NoRopeFreqs: true, hparams: jais2Hparams},
 	{Name: "nanbeige", OptionalQKVBias: true, hparams: nanbeigeHparams},
+	{Name: "talkie", Neox: true, OptionalQKVBias: true, UnitNorms: true, UntiedOutput: true, NoRopeFreqs: true, hparams: talkieHparams},
 }
 
 // Supported lists the architectures this package can run.

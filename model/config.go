@@ -175,6 +175,15 @@ type Config struct {
 	// KVLayer(il) + r × the attending blocks, as llama.cpp gives every
 	// logical layer its own cells. 0 or 1: once.
 	Loops int
+	// EmbedSkip: the token embeddings are RMS-normalised without a weight
+	// before the first block, and every block adds them, times its
+	// layer_output_scale (Layer.SkipScale), to its output (talkie's
+	// embedding skip).
+	EmbedSkip bool
+	// QHeadGain: each query head, RMS-normalised without a weight after
+	// RoPE (QKUnitNorm), is multiplied by a gain of its own, attn_q_norm
+	// of one float a head (Layer.QGain); the keys get none (talkie).
+	QHeadGain bool
 	// LoopNorm: between two runs of the stack the residual stream is
 	// replaced by its output_norm (nanbeige without
 	// skip_loop_final_norm); the last run's output is normalised as

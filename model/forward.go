@@ -137,6 +137,9 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	if c.DeltaBlocks {
 		n += f(c.deltaInProj()) // deltaUngroup's row
 	}
+	if c.EmbedSkip {
+		n += f(batch * c.Embd) // the normalised embeddings every block adds
+	}
 	return n
 }
 
@@ -695,6 +698,7 @@ type pass struct {
 	cs, csSWA            []float32 // RoPE angles of the full and windowed layers
 	alt                  altupPass // Gemma 3n's streams and per-layer inputs
 	row                  []float32 // one token's delta-net input products, for deltaUngroup (qwen3next)
+	skip                 []float32 // the normalised embeddings every block adds (Config.EmbedSkip)
 }
 
 // begin checks tokens, resets the arena and takes a pass's buffers, and
@@ -740,6 +744,9 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	if c.DeltaBlocks {
 		p.row = ar.Float32s(c.deltaInProj())
 	}
+	if c.EmbedSkip {
+		p.skip = ar.Float32s(n * c.Embd)
+	}
 
 	s.e.Phase(phEmbed)
 	er := m.Embed
@@ -764,6 +771,14 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 		// with (an encoder's comes after its type and position rows:
 		// encode).
 		s.layerNorm(p.x, p.x, m.EmbedNorm, m.EmbedNormB, n)
+	}
+	if c.EmbedSkip {
+		// talkie: the blocks read the embeddings RMS-normalised, and each
+		// adds them again after its feed-forward.
+		for t := range n {
+			ops.RMSNorm(p.x[t*E:(t+1)*E], p.x[t*E:(t+1)*E], nil, c.RMSEps)
+		}
+		copy(p.skip, p.x[:n*E])
 	}
 	s.angles(&s.rope, p.cs, pos0, n)
 	if s.twoRopes {
@@ -994,6 +1009,13 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	} else if err := s.ffn(L, a, p.gu, p.tmp, x, false); err != nil {
 		return err
 	}
+	if L.SkipScale != nil {
+		// As ggml_mul then ggml_add: the product rounded before the sum.
+		g := L.SkipScale[0]
+		for i, v := range p.skip[:n*E] {
+			x[i] += float32(v * g)
+		}
+	}
 	return nil
 }
 
@@ -1063,6 +1085,9 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 			if own {
 				headNorm(kt, nil, c.HeadDimK, c.RMSEps)
 			}
+		}
+		for h, g := range L.QGain {
+			ops.Scale(qt[h*c.HeadDimK:(h+1)*c.HeadDimK], g)
 		}
 		if c.AttnTempLayer(il) {
 			ops.Scale(qt, c.AttnTemp(s.position(p.pos0, t)))

@@ -102,3 +102,19 @@ func TestConfigNanbeige(t *testing.T) {
 		{"values of another size", "nanbeige.attention.value_length", uint32(32), ErrBadModel},
 	})
 }
+
+// Talkie 1930's metadata as llama.cpp reads it: NEOX RoPE over whole
+// heads, the RMS epsilon and logit_scale required (a logit_scale of 0
+// refused: it would zero every logit).
+func TestConfigTalkie(t *testing.T) {
+	h := baseHeaderOf("talkie", map[string]any{"logit_scale": float32(2)})
+	c := mustConfig(t, h(nil))
+	if !c.RopeNeox || c.LogitMul != 2 || !c.EmbedSkip || !c.QHeadGain || !c.QKUnitNorm || c.QKNorm || c.RopeDim != c.HeadDimK {
+		t.Errorf("config %+v", c)
+	}
+	checkRequired(t, h, "talkie", "attention.layer_norm_rms_epsilon", "logit_scale")
+	checkKeyErrors(t, h, append([]keyCase{
+		{"logit_scale 0", "talkie.logit_scale", float32(0), ErrBadModel},
+		{"logit_scale a string", "talkie.logit_scale", "two", ErrBadModel},
+	}, wholeHeadCases("talkie", 32)...))
+}

@@ -66,6 +66,8 @@ var zeroed = map[string]string{
 	"no adjugate experts":             "ChunkFFN",
 	"stack run once":                  "Loops",
 	"no norm between runs":            "LoopNorm",
+	"no embedding skip":               "EmbedSkip",
+	"no query gains":                  "QHeadGain",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

@@ -1119,7 +1119,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2",
-		"maincoder", "eurobert", "neo-bert", "plamo3", "nanbeige":
+		"maincoder", "eurobert", "neo-bert", "plamo3", "nanbeige", "talkie":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1522,6 +1522,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Loops > 0 {
 		g.AddKV(a+"num_loops", uint32(s.Loops))
 	}
+	if s.Arch == "talkie" {
+		g.AddKV(a+"logit_scale", s.LogitScale)
+	}
 	if s.SkipLoopNorm {
 		g.AddKV(a+"skip_loop_final_norm", true)
 	}
@@ -1728,6 +1731,9 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	}
 	if s.Arch == "olmo" {
 		return s.unitNormTensors()
+	}
+	if s.Arch == "talkie" {
+		return s.talkieTensors()
 	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {
