@@ -397,7 +397,7 @@ func TestHeapBytes(t *testing.T) {
 					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.SSMDtNorm, L.SSMBNorm, L.SSMCNorm, L.QANorm, L.KVANorm, L.OutScale, L.ShGateInp,
 					L.TMW0, L.TMA0, L.TMV0, L.TMLerp, L.TMKK, L.TMKA, L.TMRK, L.TMLn, L.TMLnB, L.CMLerpK, L.TMLerpX, L.TMFirst, L.CMLerpR, L.QNormB, L.KNormB, L.AttnNorm2, L.AttnNorm2B,
 					L.AttnSubNorm, L.FFNSubNorm, L.ScaleQ, L.ScaleK, L.ScaleV, L.ScaleO, L.ScaleGate, L.ScaleUp, L.ScaleDown,
-					L.RouterScale, L.ExpOutScale, L.PreExpNorm, L.PostDenseNorm, L.PostExpNorm} {
+					L.RouterScale, L.ExpOutScale, L.PreExpNorm, L.PostDenseNorm, L.PostExpNorm, L.SkipScale, L.QGain} {
 					n += len(v)
 				}
 			}
