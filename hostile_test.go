@@ -1909,6 +1909,42 @@ func hostileCases() []hostileCase {
 			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
 			unset("no norm epsilon", ".attention.layer_norm_epsilon"),
 		),
+		// nanbeige: llama's block run num_loops times (default 1), the
+		// RMS epsilon and output_norm (which the runs share) required. As
+		// llama-bench d32676d77 showed on probe files: num_loops 0 and
+		// block_count × num_loops above 512 abort it (refused here), a
+		// skip_loop_final_norm not a bool is refused, each Q/K/V bias and
+		// rope_freqs are optional, attention.scale is taken (and unread).
+		family("nanbeige", testutil.TinyNanbeige(), requiresEach("output_norm.weight", "blk.0.attn_norm.weight", "blk.1.ffn_norm.weight"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			loads("num_loops missing (one run)", del(".num_loops")),
+			refusedKey("num_loops 0", ".num_loops", uint32(0)),
+			refusedKey("block_count × num_loops above 512", ".num_loops", uint32(300)),
+			refusedKey("skip_loop_final_norm a number", ".skip_loop_final_norm", uint32(1)),
+			loads("without one Q bias", drop("blk.0.attn_q.bias")),
+			loads("with rope_freqs", add("rope_freqs.weight", 8)),
+			loads("attention.scale unread", setF(".attention.scale", 0.5)),
+			unsupported("attn_output.bias", add("blk.0.attn_output.bias", 64), "blk.0.attn_output.bias"),
+		),
+		// talkie: as llama-bench d32676d77 showed on probe files, the RMS
+		// epsilon, logit_scale, output.weight and each block's attn_q_norm
+		// (one gain a head) and layer_output_scale are required; a norm
+		// weight (output_norm, attn_k_norm) or rope_freqs is refused as a
+		// tensor it does not load; a Q bias and a fused attn_qkv load;
+		// rotating part of each head aborts it. A logit_scale of 0, which
+		// it runs, is refused here.
+		family("talkie", testutil.TinyTalkie(), requiresEach("output.weight", "blk.0.attn_q_norm.weight", "blk.1.layer_output_scale.weight"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("logit_scale missing", ".logit_scale"),
+			refusedKey("logit_scale 0", ".logit_scale", float32(0)),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
+			misshapen("attn_q_norm a head wide", "blk.0.attn_q_norm.weight", 16),
+			unsupported("with output_norm", add("output_norm.weight", 64), "output_norm.weight"),
+			unsupported("with attn_k_norm", add("blk.0.attn_k_norm.weight", 16), "blk.0.attn_k_norm.weight"),
+			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
+			loads("with a Q bias", add("blk.0.attn_q.bias", 64)),
+			on(fusedQKV(testutil.TinyTalkie()), loads("fused attn_qkv", func(h *hmodel) {})),
+		),
 		// stablelm: the output matrix, the LayerNorms' biases (but
 		// ffn_norm's) and the epsilon are required, as llama.cpp's loader
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are

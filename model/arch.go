@@ -401,6 +401,8 @@ var registry = []*Arch{
 		hparams: cohere2moeHparams},
 	{Name: "mistral4", FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, FusedGateUpExps: true, hparams: mistral4Hparams},
 	{Name: "llama-embed", NoHead: true, hparams: bidirectionalHparams},
+	{Name: "nanbeige", OptionalQKVBias: true, hparams: nanbeigeHparams},
+	{Name: "talkie", Neox: true, OptionalQKVBias: true, UnitNorms: true, UntiedOutput: true, NoRopeFreqs: true, hparams: talkieHparams},
 }
 
 // Supported lists the architectures this package can run.

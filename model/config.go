@@ -172,6 +172,27 @@ type Config struct {
 	// unrotated, the windowed and the leading dense ones rotated
 	// (cohere2moe, whose graph rotates only those).
 	NoRopeGlobal bool
+	// Loops is how many times a pass runs the stack of blocks, one run
+	// after another on the same weights (nanbeige's num_loops), each run's
+	// attention keeping keys and values of its own: the KV cache holds
+	// Loops × the attending blocks (KVLayers), run r's block il at
+	// KVLayer(il) + r × the attending blocks, as llama.cpp gives every
+	// logical layer its own cells. 0 or 1: once.
+	Loops int
+	// EmbedSkip: the token embeddings are RMS-normalised without a weight
+	// before the first block, and every block adds them, times its
+	// layer_output_scale (Layer.SkipScale), to its output (talkie's
+	// embedding skip).
+	EmbedSkip bool
+	// QHeadGain: each query head, RMS-normalised without a weight after
+	// RoPE (QKUnitNorm), is multiplied by a gain of its own, attn_q_norm
+	// of one float a head (Layer.QGain); the keys get none (talkie).
+	QHeadGain bool
+	// LoopNorm: between two runs of the stack the residual stream is
+	// replaced by its output_norm (nanbeige without
+	// skip_loop_final_norm); the last run's output is normalised as
+	// every model's is.
+	LoopNorm bool
 
 	// Mixture of experts (qwen3moe); Experts is 0 for a dense model.
 	Experts     int  // expert_count
@@ -616,8 +637,12 @@ func (c *Config) recurrentIndex(il int) int {
 	return n
 }
 
-// KVLayers is how many layers the KV cache holds: those that attend.
-func (c *Config) KVLayers() int {
+// KVLayers is how many layers the KV cache holds: those that attend,
+// once for each run of a looped stack (Loops).
+func (c *Config) KVLayers() int { return c.runKVLayers() * c.loops() }
+
+// runKVLayers is how many cache layers one run of the stack fills.
+func (c *Config) runKVLayers() int {
 	if c.KVFrom > 0 {
 		return c.KVFrom
 	}
@@ -629,6 +654,9 @@ func (c *Config) KVLayers() int {
 	}
 	return n
 }
+
+// loops is how many times a pass runs the stack of blocks (Loops).
+func (c *Config) loops() int { return max(c.Loops, 1) }
 
 // OwnsKV reports whether layer il stores its own keys and values.
 func (c *Config) OwnsKV(il int) bool { return c.KVFrom <= 0 || il < c.KVFrom }
@@ -644,8 +672,12 @@ func (c *Config) KVSource(il int) int {
 	return c.KVFrom - 1
 }
 
-// modelLayer is the layer whose KV cache index is kl (KVLayer's inverse).
+// modelLayer is the layer whose KV cache index is kl (KVLayer's inverse),
+// whichever run of a looped stack filled it.
 func (c *Config) modelLayer(kl int) int {
+	if c.Loops > 1 {
+		kl %= max(c.runKVLayers(), 1)
+	}
 	for il := range c.Layers {
 		if !c.noKV(il) {
 			if kl == 0 {

@@ -425,7 +425,25 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		}
 		return s + ".weight"
 	}
-	for il := range c.Layers {
+	var skip [][]float64
+	if c.EmbedSkip {
+		// talkie: the embeddings RMS-normalised, and added back after
+		// every block.
+		ones := slices.Repeat([]float64{1}, E)
+		for t := range x {
+			x[t] = rmsNorm64(x[t], ones, eps)
+		}
+		skip = x
+	}
+	for li := range c.Layers * c.loops() {
+		// A looped stack (nanbeige) runs its blocks again, after
+		// output_norm of the stream unless the file skips it.
+		il := li % c.Layers
+		if li > 0 && il == 0 && c.LoopNorm {
+			for t := range x {
+				x[t] = rmsNorm64(x[t], r.global("output_norm.weight"), eps)
+			}
+		}
 		p := func(s string) []float64 {
 			if slices.Contains(r.without, s) {
 				return nil
@@ -541,6 +559,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				unit := slices.Repeat([]float64{1}, hd)
 				headNorm64(qs[t], unit, hd, eps)
 				headNorm64(ks[t], unit, hd, eps)
+			}
+			if g := p("attn_q_norm.weight"); c.QHeadGain && g != nil {
+				for i := range qs[t] {
+					qs[t][i] *= g[i/hd] // talkie: a gain a query head
+				}
 			}
 			if c.AttnTempScale != 0 && !(c.AttnTempNoPE && c.RopeLayer(il)) {
 				// The attention temperature, as llama.cpp's attn_temp
@@ -673,6 +696,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			scale(f, c.ResidualScale)
 			for i := range f {
 				f[i] += o[i]
+			}
+			if g := p("layer_output_scale.weight"); skip != nil && g != nil {
+				for i := range f {
+					f[i] += skip[t][i] * g[0]
+				}
 			}
 			next[t] = f
 		}

@@ -29,6 +29,9 @@ type State struct {
 	rope, ropeSWA ops.Rope
 	twoRopes      bool
 	attn          attnTask
+	// run is which run of a looped stack (Config.Loops) the pass is in,
+	// which picks its blocks' cache layers.
+	run int
 	// act writes act(g)·u into g: the feed-forward activation (SwiGLU or
 	// GeGLU), element by element, so that it can run in the pieces the
 	// gate/up product's work items compute.
@@ -133,6 +136,9 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	}
 	if c.DeltaBlocks {
 		n += f(c.deltaInProj()) // deltaUngroup's row
+	}
+	if c.EmbedSkip {
+		n += f(batch * c.Embd) // the normalised embeddings every block adds
 	}
 	return n
 }
@@ -692,6 +698,7 @@ type pass struct {
 	cs, csSWA            []float32 // RoPE angles of the full and windowed layers
 	alt                  altupPass // Gemma 3n's streams and per-layer inputs
 	row                  []float32 // one token's delta-net input products, for deltaUngroup (qwen3next)
+	skip                 []float32 // the normalised embeddings every block adds (Config.EmbedSkip)
 }
 
 // begin checks tokens, resets the arena and takes a pass's buffers, and
@@ -737,6 +744,9 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	if c.DeltaBlocks {
 		p.row = ar.Float32s(c.deltaInProj())
 	}
+	if c.EmbedSkip {
+		p.skip = ar.Float32s(n * c.Embd)
+	}
 
 	s.e.Phase(phEmbed)
 	er := m.Embed
@@ -761,6 +771,14 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 		// with (an encoder's comes after its type and position rows:
 		// encode).
 		s.layerNorm(p.x, p.x, m.EmbedNorm, m.EmbedNormB, n)
+	}
+	if c.EmbedSkip {
+		// talkie: the blocks read the embeddings RMS-normalised, and each
+		// adds them again after its feed-forward.
+		for t := range n {
+			ops.RMSNorm(p.x[t*E:(t+1)*E], p.x[t*E:(t+1)*E], nil, c.RMSEps)
+		}
+		copy(p.skip, p.x[:n*E])
 	}
 	s.angles(&s.rope, p.cs, pos0, n)
 	if s.twoRopes {
@@ -817,8 +835,17 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	case c.SingleOp:
 		layer = func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }
 	}
-	if err := s.forLayers(layer); err != nil {
-		return nil, nil, err
+	for run := range c.loops() {
+		if run > 0 && c.LoopNorm {
+			s.e.Phase(phNorm)
+			s.norm(p.x, p.x, m.OutNorm, n)
+		}
+		s.run = run
+		err := s.forLayers(layer)
+		s.run = 0
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	if c.KVLayers() == 0 {
 		// mamba: the cache's placeholder layer takes the pass's
@@ -988,6 +1015,13 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	} else if err := s.ffn(L, a, p.gu, p.tmp, x, false); err != nil {
 		return err
 	}
+	if L.SkipScale != nil {
+		// As ggml_mul then ggml_add: the product rounded before the sum.
+		g := L.SkipScale[0]
+		for i, v := range p.skip[:n*E] {
+			x[i] += float32(v * g)
+		}
+	}
 	return nil
 }
 
@@ -1057,6 +1091,9 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 			if own {
 				headNorm(kt, nil, c.HeadDimK, c.RMSEps)
 			}
+		}
+		for h, g := range L.QGain {
+			ops.Scale(qt[h*c.HeadDimK:(h+1)*c.HeadDimK], g)
 		}
 		if c.AttnTempLayer(il) {
 			ops.Scale(qt, c.AttnTemp(s.position(p.pos0, t)))
@@ -1293,7 +1330,12 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 	// KV heads, its keys and values at the start of their parts of the row.
 	g := c.layerGeometry(il)
 	hkv, dk, dv := g.KVHeads, g.HeadDimK, g.HeadDimV
-	kl := c.KVLayer(il) // the cache holds the attention layers that own keys and values only
+	// The cache holds the attention layers that own keys and values only,
+	// a looped stack's once for each run.
+	kl := c.KVLayer(il)
+	if s.run > 0 {
+		kl += s.run * c.runKVLayers()
+	}
 	s.attn = attnTask{s: s, layer: kl, q: qkv, qStride: stride, out: out, oDim: oDim,
 		p:     kv.AttnParams{Heads: heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks, ALiBi: c.ALiBi},
 		group: heads / hkv, whole: c.NonCausal}

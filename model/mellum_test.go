@@ -76,3 +76,45 @@ func TestConfigMaincoder(t *testing.T) {
 	checkRequired(t, dense, "maincoder", "attention.layer_norm_rms_epsilon")
 	checkKeyErrors(t, dense, wholeHeadCases("maincoder", 32))
 }
+
+// Nanbeige's metadata as llama.cpp reads it: llama's keys, the RMS
+// epsilon required; num_loops (default 1, at least 1, and block_count ×
+// num_loops at most 512, which llama.cpp asserts) runs the stack that
+// many times, each run's attention keeping cache layers of its own;
+// skip_loop_final_norm (default false) leaves out output_norm between
+// the runs.
+func TestConfigNanbeige(t *testing.T) {
+	h := baseHeaderOf("nanbeige", map[string]any{"num_loops": uint32(2)})
+	c := mustConfig(t, h(nil))
+	if c.RopeNeox || c.Loops != 2 || !c.LoopNorm || c.KVLayers() != 2*26 || c.Layers != 26 {
+		t.Errorf("config %+v", c)
+	}
+	once := mustConfig(t, h(func(m map[string]any) { delete(m, "nanbeige.num_loops"); m["nanbeige.skip_loop_final_norm"] = true }))
+	if once.Loops != 1 || once.LoopNorm || once.KVLayers() != 26 {
+		t.Errorf("without num_loops, skipping the norm: %+v", once)
+	}
+	checkRequired(t, h, "nanbeige", "attention.layer_norm_rms_epsilon")
+	checkKeyErrors(t, h, []keyCase{
+		{"no run", "nanbeige.num_loops", uint32(0), ErrBadModel},
+		{"26 × 20 runs, above 512", "nanbeige.num_loops", uint32(20), ErrBadModel},
+		{"loops a string", "nanbeige.num_loops", "two", ErrBadModel},
+		{"skip a number", "nanbeige.skip_loop_final_norm", uint32(1), ErrBadModel},
+		{"values of another size", "nanbeige.attention.value_length", uint32(32), ErrBadModel},
+	})
+}
+
+// Talkie 1930's metadata as llama.cpp reads it: NEOX RoPE over whole
+// heads, the RMS epsilon and logit_scale required (a logit_scale of 0
+// refused: it would zero every logit).
+func TestConfigTalkie(t *testing.T) {
+	h := baseHeaderOf("talkie", map[string]any{"logit_scale": float32(2)})
+	c := mustConfig(t, h(nil))
+	if !c.RopeNeox || c.LogitMul != 2 || !c.EmbedSkip || !c.QHeadGain || !c.QKUnitNorm || c.QKNorm || c.RopeDim != c.HeadDimK {
+		t.Errorf("config %+v", c)
+	}
+	checkRequired(t, h, "talkie", "attention.layer_norm_rms_epsilon", "logit_scale")
+	checkKeyErrors(t, h, append([]keyCase{
+		{"logit_scale 0", "talkie.logit_scale", float32(0), ErrBadModel},
+		{"logit_scale a string", "talkie.logit_scale", "two", ErrBadModel},
+	}, wholeHeadCases("talkie", 32)...))
+}

@@ -63,7 +63,11 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 				// element, which its recurrent layers carry to the text's
 				// later tokens: one discrete event, a routing near-tie or
 				// an activation on the other Q8_0 step, not a drift;
-				// other seeds pass), QRWKV 7.0e-3
+				// other seeds pass), nanbeige's looped stacks 1.3e-3
+				// (TinyNanbeige: text 4's third token alone) and 1.7e-2
+				// (TinyNanbeigeSkip's three runs: text 3 from its second
+				// token on; every other text within 1e-3; the same with
+				// the AVX2 kernels, pure Go bit for bit), QRWKV 7.0e-3
 				// to 3.2e-2 with the AVX2 kernels (its gated linear
 				// attention sums every token's rounding into a state no
 				// norm rescales, so an activation on the other Q8_0
@@ -71,7 +75,7 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 				// from one token on; every token before it, and every
 				// other text, is held to the tolerance. Their F32 cases
 				// check the packing bit for bit.
-				oneEvent := cs.weights == quant.Q8_0 && (spec.Arch == "exaone4" && spec.Layers >= 64 || spec.Arch == "qwen35moe" && spec.FusedExps || spec.Arch == "rwkv6qwen2")
+				oneEvent := cs.weights == quant.Q8_0 && (spec.Arch == "exaone4" && spec.Layers >= 64 || spec.Arch == "qwen35moe" && spec.FusedExps || spec.Arch == "rwkv6qwen2" || spec.Loops > 1)
 				m, _, _ := loadSpec(t, spec)
 				E := m.Embd
 				all := prompt(64)

@@ -67,6 +67,10 @@ var zeroed = map[string]string{
 	"no value scale":                  "AttnOutScale",
 	"shared sum not halved":           "SharedSumScale",
 	"global layers rotated":           "NoRopeGlobal",
+	"stack run once":                  "Loops",
+	"no norm between runs":            "LoopNorm",
+	"no embedding skip":               "EmbedSkip",
+	"no query gains":                  "QHeadGain",
 }
 
 // perturbed names the perturbations that are not one field zeroed.
@@ -84,6 +88,7 @@ var perturbed = map[string]func(c *Config){
 	"renormalised":           func(c *Config) { c.ExpertNorm = true },
 	"adjugate scale 1":       func(c *Config) { c.GroupScale = 1 },
 	"groups twice as large":  func(c *Config) { c.GroupExperts *= 2 },
+	"norm between runs":      func(c *Config) { c.LoopNorm = true },
 	// Only bitnet's files choose between the two: over other models it
 	// changes nothing, so that applicable passes it over there.
 	"ReLU², not SiLU": func(c *Config) {

@@ -164,6 +164,11 @@ type Layer struct {
 	// OutScale is Gemma 4's layer_output_scale (one float multiplying the
 	// block's output), or nil.
 	OutScale []float32
+	// SkipScale is talkie's layer_output_scale (one float multiplying the
+	// normalised embeddings each block adds to its output:
+	// Config.EmbedSkip), QGain its attn_q_norm (one float a query head:
+	// Config.QHeadGain); nil in other models.
+	SkipScale, QGain []float32
 	// Multi-head latent attention's (deepseek2; Config.KVLoraRank): the
 	// query's low-rank first half and its norm (attn_q_a,
 	// attn_q_a_norm; nil when Wq is the whole query projection, and Wq
@@ -1323,6 +1328,13 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 			qn.dims, kn.dims = []int{c.HeadDimK, c.Heads}, []int{c.HeadDimK, c.HeadsKV}
 		}
 		ts = append(ts, qn, kn)
+	}
+	if c.QHeadGain {
+		g := rowsTensor("attn_q_norm.weight", 1, heads, func(L *Layer) *[]float32 { return &L.QGain })
+		ts = append(ts, g)
+	}
+	if c.EmbedSkip {
+		ts = append(ts, vecTensor("layer_output_scale.weight", 1, func(L *Layer) *[]float32 { return &L.SkipScale }))
 	}
 	postSuffix := ".weight"
 	if a.BarePostNorms {

@@ -87,3 +87,20 @@ func (s ModelSpec) postNormSuffix() string {
 	}
 	return ".weight"
 }
+
+// TinyNanbeige is a 2-layer nanbeige whose stack runs twice
+// (num_loops 2), output_norm between the runs (no
+// skip_loop_final_norm): llama's block, NORM RoPE, Q/K/V biases; an
+// output matrix of its own; Q8_0 weights.
+func TinyNanbeige() ModelSpec {
+	return tiny(ModelSpec{Arch: "nanbeige", Seed: 252, RopeBase: 1000000, RMSEps: 1e-5, Loops: 2, QKVBias: true})
+}
+
+// TinyNanbeigeSkip is TinyNanbeige run 3 times with
+// skip_loop_final_norm true (no norm between the runs), Q, K and V in
+// one attn_qkv without biases, and the output tied to the embedding.
+func TinyNanbeigeSkip() ModelSpec {
+	s := TinyNanbeige()
+	s.Seed, s.Loops, s.SkipLoopNorm, s.QKVBias, s.FusedQKV, s.TiedOutput, s.Label = 249, 3, true, false, true, true, "skip"
+	return s
+}

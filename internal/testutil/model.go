@@ -66,6 +66,10 @@ type ModelSpec struct {
 	// takes them as optional (ernie4_5, seed_oss, glm4, chatglm: attn_qkv.bias
 	// with FusedQKV); qwen2, qwen2moe and gpt-oss always have them.
 	QKVBias bool
+	// Loops writes a nanbeige's num_loops (0: none, so one run of the
+	// blocks), SkipLoopNorm its skip_loop_final_norm true.
+	Loops        int
+	SkipLoopNorm bool
 	// FusedQKV writes a glm4's or chatglm's query, key and value projections as one
 	// attn_qkv (phi3's always are; a falcon's must be).
 	FusedQKV bool
@@ -1132,7 +1136,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2",
-		"maincoder", "eurobert", "neo-bert", "plamo3", "llama-embed":
+		"maincoder", "eurobert", "neo-bert", "plamo3", "llama-embed", "nanbeige", "talkie":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1554,6 +1558,15 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if (s.Arch == "mellum" || s.Arch == "plamo3") && s.Windowed {
 		s.addWindowPattern(g)
 	}
+	if s.Loops > 0 {
+		g.AddKV(a+"num_loops", uint32(s.Loops))
+	}
+	if s.Arch == "talkie" {
+		g.AddKV(a+"logit_scale", s.LogitScale)
+	}
+	if s.SkipLoopNorm {
+		g.AddKV(a+"skip_loop_final_norm", true)
+	}
 	if s.Arch == "smallthinker" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
 		if s.Windowed {
@@ -1757,6 +1770,9 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	}
 	if s.Arch == "olmo" {
 		return s.unitNormTensors()
+	}
+	if s.Arch == "talkie" {
+		return s.talkieTensors()
 	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {

@@ -25,7 +25,7 @@ var (
 		TinyInternLM2, TinyOlmo, TinyOlmoClamp, TinyCommandR, TinyCommandRPlus,
 		TinyFalcon, TinyFalcon40B, TinyBloom, TinyMPT, TinyMPTClamp,
 		TinyAfmoe, TinyAfmoeGlobal, TinyHunyuanMoE, TinyDots1,
-		TinyMellum, TinyMellumPattern, TinyMaincoder, TinyGroveMoE, TinyPlamo3, TinyPlamo3Pattern, TinyJais2, TinyMiniMaxM2, TinyExaoneMoE,
+		TinyMellum, TinyMellumPattern, TinyMaincoder, TinyGroveMoE, TinyPlamo3, TinyPlamo3Pattern, TinyJais2, TinyNanbeige, TinyNanbeigeSkip, TinyTalkie, TinyMiniMaxM2, TinyExaoneMoE,
 		TinyLlama4, TinyLlama4Maverick, TinyLaguna, TinyLagunaGlobal, TinyMimo2, TinyMimo2Fused,
 		TinyXverse, TinyOrion, TinyRefact, TinyBaichuan, TinyBaichuan13B, TinyCodeShell,
 		TinyCohere2MoE, TinyCohere2MoERMS, TinyBailingMoE,

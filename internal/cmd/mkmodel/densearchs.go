@@ -59,9 +59,9 @@ func (s shape) fusedQKV() bool {
 		s.Arch == "chatglm" || s.Arch == "neo-bert"
 }
 
-// unitNorms reports whether s's norms are LayerNorms without weight or
-// bias, of which the file holds nothing (olmo: OLMo 1).
-func (s shape) unitNorms() bool { return s.Arch == "olmo" }
+// unitNorms reports whether s's norms have no weight or bias, of which
+// the file holds nothing (olmo's LayerNorms: OLMo 1; talkie's RMSNorms).
+func (s shape) unitNorms() bool { return s.Arch == "olmo" || s.Arch == "talkie" }
 
 // parallel reports whether one norm feeds attention and the feed-forward
 // side by side, with no ffn_norm (cohere2, command-r, phi2, falcon).
@@ -88,8 +88,14 @@ func (s shape) addDenseArchKV(g *gguf.Writer) {
 	if s.Arch == "gptneox" {
 		g.AddKV("gptneox.use_parallel_residual", true) // Pythia's and GPT-NeoX-20B's
 	}
-	if s.unitNorms() {
+	if s.Arch == "olmo" {
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", float32(1e-5))
+	}
+	if s.Arch == "talkie" {
+		g.AddKV(s.Arch+".logit_scale", s.LogitScale)
+	}
+	if s.Loops > 0 {
+		g.AddKV(s.Arch+".num_loops", uint32(s.Loops))
 	}
 	if m := s.MPT; m != nil {
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", m.NormEps)

@@ -86,6 +86,11 @@
 //	        4 cuts place no tokens; -layers 4 -vocab 8192: 0.21 to 1.43
 //	        GiB Q8_0), codeshell-7b (codeshell: starcoder2's block with
 //	        NEOX RoPE over whole heads),
+//	        nanbeige4-looped-unverified (nanbeige: llama's block, the stack
+//	        run twice; -layers 4 -vocab 8192: 0.80 GiB F16),
+//	        talkie-13b-unverified (talkie: no norm weights, Q/K norms after
+//	        NEOX RoPE with a gain a query head, the embeddings added after
+//	        every block; -layers 4 -vocab 8192: 2.52 GiB F16),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

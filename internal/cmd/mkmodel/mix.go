@@ -486,6 +486,11 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_q_norm.weight", kindNorm, hd)
 			add(p+"attn_k_norm.weight", kindNorm, hd)
 		}
+		if s.Arch == "talkie" {
+			// One gain a query head, and the block's embedding-skip scale.
+			add(p+"attn_q_norm.weight", kindF32Norm, 1, int64(s.Heads)) // F32, as ggml_mul takes it
+			add(p+"layer_output_scale.weight", kindNorm, 1)
+		}
 		if s.Arch == "afmoe" || s.Arch == "laguna" {
 			add(p+"attn_gate.weight", kindWeight, e, int64(s.Laguna.GateRows(s.layerHeads(l), s.headDim()))) // the output gate
 		}

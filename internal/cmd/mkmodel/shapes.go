@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, plamo3, jais2, xverse, orion, refact, baichuan, codeshell, minimax-m2, exaone-moe, llama4, laguna, mimo2, kimi-linear, mistral4, cohere2moe, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert, llama-embed or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, plamo3, jais2, nanbeige, talkie, xverse, orion, refact, baichuan, codeshell, minimax-m2, exaone-moe, llama4, laguna, mimo2, kimi-linear, mistral4, cohere2moe, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert, llama-embed or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -60,6 +60,12 @@ type shape struct {
 	// global (mellum, whose llama.cpp loader requires the key with a
 	// window; plamo3, whose converter writes it).
 	SWAPattern int
+
+	// nanbeige: num_loops, the runs of the stack of blocks (0: none
+	// written, one run).
+	Loops int
+	// talkie: logit_scale, which multiplies the logits.
+	LogitScale float32
 
 	// qwen3moe, granitemoe, gpt-oss, lfm2moe, ernie4_5-moe: expert_count,
 	// expert_used_count, expert_feed_forward_length.
