@@ -110,7 +110,8 @@ type Arch struct {
 	FusedGateUpExps bool
 	// PerLayerSizes: attention.head_count_kv and feed_forward_length may
 	// hold values that differ between layers; the common keys then read
-	// the largest and the hook the arrays (gemma4, nemotron_h).
+	// the largest and the hook the arrays (gemma4, nemotron_h, deci,
+	// openelm).
 	PerLayerSizes bool
 	// NextN names the tensors a NextN (multi-token prediction) block
 	// holds besides an ordinary block's: llama.cpp requires them (and
@@ -376,6 +377,8 @@ var registry = []*Arch{
 		hparams: plamo3Hparams},
 	{Name: "jais2", QKV: QKVSeparate, Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		NoRopeFreqs: true, hparams: jais2Hparams},
+	{Name: "deci", OptionalQKVBias: true, OptionalBiases: true, PerLayerSizes: true, hparams: deciHparams},
+	{Name: "openelm", Neox: true, QKV: QKVFused, QKNorm: true, TiedHead: true, PerLayerSizes: true, hparams: openELMHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -32,9 +32,17 @@ const maxShared = 4
 // and attn_v side by side in a token's q|k|v row; an afmoe layer's
 // attn_gate after them (qkvStride), listed second so that the query's
 // projections are the first queryInputs.
-func (L *Layer) qkvInputs(c *Config, dst *[maxShared]projection) []projection {
+func (L *Layer) qkvInputs(c *Config, il int, dst *[maxShared]projection) []projection {
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	ps := dst[:0]
+	if L.Wqkv != nil && (c.LayerQHeads != nil || c.LayerKVHeads != nil) {
+		// openelm: the layer's heads fewer than the widest's, its query,
+		// key and value rows go each to its part of the row.
+		q, k := c.LayerHeads(il)*c.HeadDimK, c.LayerHeadsKV(il)*c.HeadDimK
+		v := c.LayerHeadsKV(il) * c.HeadDimV
+		return append(ps, projection{w: L.Wqkv, rows: q}, projection{w: L.Wqkv, row0: q, rows: k, off: qDim},
+			projection{w: L.Wqkv, row0: q + k, rows: v, off: qDim + kDim})
+	}
 	if L.Wqkv != nil {
 		ps = append(ps, projection{w: L.Wqkv})
 	} else {
