@@ -259,6 +259,9 @@ type ModelSpec struct {
 	// Laguna is what a laguna file says beyond afmoe's routing (nil for
 	// other architectures).
 	Laguna *Laguna
+	// PerLayer is a deci's or openelm's per-layer heads and widths
+	// (deci.go; Heads, HeadsKV and FFN are then their largest).
+	PerLayer *PerLayer
 	// XIELU is an apertus's raw xIELU parameters, one [alpha_n, alpha_p,
 	// beta, eps] a layer (nil: Apertus's initial ones in every layer).
 	XIELU [][4]float32
@@ -1115,7 +1118,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2",
-		"maincoder", "eurobert", "neo-bert", "plamo3":
+		"maincoder", "eurobert", "neo-bert", "plamo3", "deci", "openelm":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1394,7 +1397,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	// laguna's converter writes head_dim: without it llama.cpp divides
 	// the width by layer 0's heads, which differ from the others'.
-	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma" || s.Laguna != nil) {
+	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma" || s.Laguna != nil || s.Arch == "openelm") {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
 	}
@@ -1511,6 +1514,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	if s.Laguna != nil {
 		s.Laguna.AddTo(g, s.Layers, s.Heads, s.Windowed)
+	}
+	if s.PerLayer != nil {
+		s.PerLayer.AddTo(g, s.Arch)
 	}
 	if (s.Arch == "mellum" || s.Arch == "plamo3") && s.Windowed {
 		s.addWindowPattern(g)
@@ -1703,6 +1709,9 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	}
 	if s.Arch == "gemma4" {
 		return s.gemma4Tensors()
+	}
+	if s.PerLayer != nil {
+		return s.perLayerTensors()
 	}
 	if s.modernBert() {
 		return s.modernBertTensors()

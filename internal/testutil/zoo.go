@@ -26,7 +26,7 @@ var (
 		TinyFalcon, TinyFalcon40B, TinyBloom, TinyMPT, TinyMPTClamp,
 		TinyAfmoe, TinyAfmoeGlobal, TinyHunyuanMoE, TinyDots1,
 		TinyMellum, TinyMellumPattern, TinyMaincoder, TinyGroveMoE, TinyPlamo3, TinyPlamo3Pattern, TinyJais2, TinyMiniMaxM2, TinyExaoneMoE,
-		TinyLlama4, TinyLlama4Maverick, TinyLaguna, TinyLagunaGlobal,
+		TinyLlama4, TinyLlama4Maverick, TinyLaguna, TinyLagunaGlobal, TinyDeci, TinyOpenELM,
 	}
 	// tinyRecurrent are the decoders with a recurrent state beside (or
 	// instead of) the KV cache: convolutions, Mamba scans, delta nets,
