@@ -52,26 +52,8 @@ func (m *meta) layerSizes(c *Config, zeros bool) {
 		return
 	}
 	c.LayerQHeads, c.LayerKVHeads, c.LayerFFN = q, kv, ffn
-	h0 := c.LayerHeads(0)
-	if q == nil || h0 == c.Heads || m.has("attention.key_length") && m.has("attention.value_length") {
-		return
-	}
-	if h0 == 0 || c.Embd%h0 != 0 {
-		m.fail("%s = %d is not a multiple of layer 0's %d query heads, and %s or %s is not set", m.key("embedding_length"), c.Embd, h0, m.key("attention.key_length"), m.key("attention.value_length"))
-		return
-	}
-	c.HeadDimK = m.num("attention.key_length", maxHeadDim, c.Embd/h0, false)
-	c.HeadDimV = m.num("attention.value_length", maxHeadDim, c.Embd/h0, false)
-	c.RopeDim = m.num("rope.dimension_count", maxHeadDim, c.HeadDimK, false)
-	c.KQScale = invSqrt(c.HeadDimK)
-	switch {
-	case m.err != nil:
-	case c.RopeDim > c.HeadDimK || c.RopeDim%2 != 0:
-		m.fail("%s = %d must be even and at most the head size %d", m.key("rope.dimension_count"), c.RopeDim, c.HeadDimK)
-	case int64(c.Heads)*int64(max(c.HeadDimK, c.HeadDimV)) > maxAttnWidth:
-		m.fail("%s's largest, %d heads of %d floats, are more than %d", m.key("attention.head_count"), c.Heads, max(c.HeadDimK, c.HeadDimV), maxAttnWidth)
-	case int64(c.Layers)*int64(c.HeadsKV)*int64(c.HeadDimK+c.HeadDimV) > maxKVPerToken:
-		m.fail("%s = %d layers of %d KV heads of %d floats are more than %d KV elements a token", m.key("block_count"), c.Layers, c.HeadsKV, c.HeadDimK+c.HeadDimV, int64(maxKVPerToken))
+	if h0 := c.LayerHeads(0); q != nil && h0 != c.Heads {
+		m.layer0HeadSize(c, h0)
 	}
 }
 

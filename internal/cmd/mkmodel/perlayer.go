@@ -22,13 +22,19 @@ func perLayerPlan(s shape, p string, l int, add func(name string, kind tensorKin
 		add(p+"attn_k_norm.weight", kindNorm, hd)
 		add(p+"attn_output.weight", kindWeight, q, e)
 	default:
-		add(p+"attn_q.weight", kindWeight, e, q)
-		add(p+"attn_k.weight", kindWeight, e, kv)
-		add(p+"attn_v.weight", kindWeight, e, kv)
-		add(p+"attn_output.weight", kindWeight, q, e)
+		attnPlan(add, p, e, q, kv)
 	}
 	if f > 0 {
 		add(p+"ffn_norm.weight", kindNorm, e)
 		gatedFFN(add, p, "", e, f)
 	}
+}
+
+// attnPlan adds attention's q, k, v and output matrices apart (prefix
+// p): q query and kv key (and value) rows of width e.
+func attnPlan(add func(name string, kind tensorKind, dims ...int64), p string, e, q, kv int64) {
+	add(p+"attn_q.weight", kindWeight, e, q)
+	add(p+"attn_k.weight", kindWeight, e, kv)
+	add(p+"attn_v.weight", kindWeight, e, kv)
+	add(p+"attn_output.weight", kindWeight, q, e)
 }
