@@ -1945,6 +1945,42 @@ func hostileCases() []hostileCase {
 			loads("with a Q bias", add("blk.0.attn_q.bias", 64)),
 			on(fusedQKV(testutil.TinyTalkie()), loads("fused attn_qkv", func(h *hmodel) {})),
 		),
+		// deci: as llama-bench d32676d77 loads TinyDeci edited (probed):
+		// every layer's tensors by its own heads and width, a layer
+		// without a feed-forward still with its attention, none of
+		// attn_norm on the attention-free layer or ffn_norm on the
+		// feed-forward-free one; attn_output alone Embd × Embd, its
+		// optional bias taken; the RMS epsilon required; RoPE over whole
+		// heads ("invalid n_rot").
+		family("deci", testutil.TinyDeci(), requiresEach("blk.0.attn_q.weight", "blk.3.attn_norm.weight", "blk.3.attn_k.weight",
+			"blk.2.attn_norm.weight", "blk.2.attn_output.weight", "blk.1.ffn_norm.weight", "blk.4.ffn_down.weight", "output_norm.weight"),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
+			unsupported("attn_norm on the attention-free layer", add("blk.1.attn_norm.weight", 64), "blk.1.attn_norm.weight"),
+			unsupported("ffn_norm on the layer without a feed-forward", add("blk.3.ffn_norm.weight", 64), "blk.3.ffn_norm.weight"),
+			misshapen("attn_output alone narrower than the embedding", "blk.2.attn_output.weight", 32, 64),
+			misshapen("attn_k of layer 3 as wide as the largest KV heads", "blk.3.attn_k.weight", 64, 32),
+			misshapen("ffn_up of layer 1 as wide as the largest", "blk.1.ffn_up.weight", 64, 160),
+			loads("attn_output.bias on the attn_output-alone layer", add("blk.2.attn_output.bias", 64)),
+			loads("without rope_freqs", drop("rope_freqs.weight")),
+			refused("KV heads without query heads", set(".attention.head_count_kv", []int32{2, 1, 0, 1, 2}), ".attention.head_count_kv"),
+		),
+		// openelm: as llama-bench d32676d77 loads TinyOpenELM edited
+		// (probed): the fused attn_qkv and the Q/K norms required, each
+		// layer's sized by its own heads and width, none without KV heads,
+		// the output always the embedding, the RMS epsilon required.
+		family("openelm", testutil.TinyOpenELM(), requiresEach("blk.0.attn_qkv.weight", "blk.1.attn_q_norm.weight", "blk.2.attn_k_norm.weight",
+			"blk.0.ffn_gate.weight", "output_norm.weight"),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			misshapen("with an output matrix", "output.weight", 64, 320),
+			misshapen("attn_qkv of layer 1 sized as layer 2's", "blk.1.attn_qkv.weight", 64, 160),
+			misshapen("ffn_gate of layer 0 as wide as the largest", "blk.0.ffn_gate.weight", 64, 128),
+			refused("a layer without KV heads", set(".attention.head_count_kv", []int32{0, 2, 2}), ".attention.head_count_kv"),
+			// llama.cpp divides the width by layer 0's 2 heads (and then
+			// refuses attn_qkv's shape); the common keys refuse the width
+			// no multiple of the largest, 6, first.
+			refused("without the head size", del(".attention.key_length", ".attention.value_length"), ".attention.key_length"),
+		),
 		// stablelm: the output matrix, the LayerNorms' biases (but
 		// ffn_norm's) and the epsilon are required, as llama.cpp's loader
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are

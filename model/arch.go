@@ -113,7 +113,8 @@ type Arch struct {
 	FusedGateUpExps bool
 	// PerLayerSizes: attention.head_count_kv and feed_forward_length may
 	// hold values that differ between layers; the common keys then read
-	// the largest and the hook the arrays (gemma4, nemotron_h).
+	// the largest and the hook the arrays (gemma4, nemotron_h, deci,
+	// openelm).
 	PerLayerSizes bool
 	// NextN names the tensors a NextN (multi-token prediction) block
 	// holds besides an ordinary block's: llama.cpp requires them (and
@@ -403,6 +404,8 @@ var registry = []*Arch{
 	{Name: "llama-embed", NoHead: true, hparams: bidirectionalHparams},
 	{Name: "nanbeige", OptionalQKVBias: true, hparams: nanbeigeHparams},
 	{Name: "talkie", Neox: true, OptionalQKVBias: true, UnitNorms: true, UntiedOutput: true, NoRopeFreqs: true, hparams: talkieHparams},
+	{Name: "deci", OptionalQKVBias: true, OptionalBiases: true, PerLayerSizes: true, hparams: deciHparams},
+	{Name: "openelm", Neox: true, QKV: QKVFused, QKNorm: true, TiedHead: true, PerLayerSizes: true, hparams: openELMHparams},
 }
 
 // Supported lists the architectures this package can run.

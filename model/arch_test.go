@@ -350,6 +350,14 @@ func TestDecodeDispatches(t *testing.T) {
 			} else {
 				want += uint64(dense)
 			}
+			switch {
+			case c.droppedLayer(il):
+				want -= uint64(dense) // deci: a layer without a feed-forward computes nothing
+			case c.attnFree(il):
+				want -= uint64(attn) // deci: no attention
+			case c.outputOnly(il):
+				want-- // deci: attn_output alone
+			}
 			if c.Mamba1 && c.mixerOnly(il) {
 				want += 2 // jamba: a Mamba-1 layer's ssm_x and ssm_dt beside ssm_in and ssm_out
 			}
@@ -928,7 +936,7 @@ func checkShiftMatchesFresh(t *testing.T, m *Model, pool *ops.Pool) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 jina-bert-v3 eurobert neo-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon bloom mpt qwen2moe rwkv6 rwkv6qwen2 phimoe arwkv7 hunyuan-moe dots1 mellum maincoder minimax-m2 exaone-moe llama4 laguna mimo2 grovemoe kimi-linear plamo3 jais2 xverse orion refact baichuan codeshell bailingmoe cohere2moe mistral4 llama-embed nanbeige talkie]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 jina-bert-v3 eurobert neo-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon bloom mpt qwen2moe rwkv6 rwkv6qwen2 phimoe arwkv7 hunyuan-moe dots1 mellum maincoder minimax-m2 exaone-moe llama4 laguna mimo2 grovemoe kimi-linear plamo3 jais2 xverse orion refact baichuan codeshell bailingmoe cohere2moe mistral4 llama-embed nanbeige talkie deci openelm]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -313,9 +313,19 @@ type Config struct {
 	LayerKVHeads, LayerFFN              []int
 	// LayerQHeads is each layer's query heads when they differ between
 	// layers (laguna's attention.head_count array: Laguna-XS.2's 48 on its
-	// global layers, 64 on its windowed ones), nil otherwise; Heads is
-	// then the largest, which sizes the pass's rows (LayerHeads).
+	// global layers, 64 on its windowed ones; deci's and openelm's, with
+	// their KV heads and feed-forward widths in LayerKVHeads and
+	// LayerFFN: layerSizes), nil otherwise; Heads is then the largest,
+	// which sizes the pass's rows (LayerHeads). In the shared block a
+	// layer of 0 query heads has no attention, one of query heads but 0
+	// KV heads attn_output alone (outputOnly), and one of feed-forward
+	// width 0 no feed-forward; neither of the first two keeps keys and
+	// values.
 	LayerQHeads []int
+	// DropFFNFree: a layer of feed-forward width 0 leaves the stream as
+	// it was (deci: llama.cpp's graph moves on without taking the
+	// layer's output) and keeps no keys and values.
+	DropFFNFree bool
 	// A Mamba-2 layer's sizes (granitehybrid; 0 in other models): the
 	// causal convolution's taps (ssm.conv_kernel), the inner width
 	// d_inner (ssm.inner_size, SSMHeads heads of SSMInner/SSMHeads
@@ -605,8 +615,12 @@ func (c *Config) FFNLayer(il int) bool { return c.SingleOp && c.layerFFN(il) > 0
 func (c *Config) mixerOnly(il int) bool { return c.ConvLayer(il) && !c.ParallelSSM }
 
 // noKV reports whether layer il keeps no keys and values of its own
-// kind: a recurrent layer that does not attend, or a feed-forward alone.
-func (c *Config) noKV(il int) bool { return c.mixerOnly(il) || c.FFNLayer(il) }
+// kind: a recurrent layer that does not attend, a feed-forward alone, a
+// layer without query or KV heads (Config.LayerQHeads), or one dropped
+// (Config.DropFFNFree).
+func (c *Config) noKV(il int) bool {
+	return c.mixerOnly(il) || c.FFNLayer(il) || !c.attends(il) || c.droppedLayer(il)
+}
 
 // KVLayer is layer il's index in the KV cache, which holds the attention
 // layers that keep keys and values only: il itself unless some layers are

@@ -51,6 +51,8 @@ type refDecoder struct {
 	afmoe  afmoePerturb // afmoe_ref_test.go
 	rwkv   rwkvPerturb  // rwkv_ref_test.go
 	alibi  alibiPerturb // alibi_ref_test.go
+	// deci's and openelm's (deci_ref_test.go).
+	perLayer perLayerPerturb
 	// without names block tensors (attn_q.bias …) the reference takes as
 	// absent: a perturbation of the steps the file decides, not the Config
 	// (optional biases, post-norms).
@@ -366,6 +368,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	}
 	if c.RWKV6 {
 		return r.rwkv6Hidden(tokens)
+	}
+	if c.Arch == "deci" || c.Arch == "openelm" {
+		return r.perLayerHidden(tokens)
 	}
 	E, n, hd := c.Embd, len(tokens), c.HeadDimK
 	emb := r.tensor("token_embd.weight")

@@ -878,6 +878,26 @@ func (s *State) normed(p *pass, w []float32) (x []float32, a acts) {
 // feed-forward or the experts) over the pass's residual stream in place.
 func (s *State) block(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
+	if c.droppedLayer(il) {
+		return nil // deci: llama.cpp's graph never takes the layer's output
+	}
+	var in acts // the attention's normalised input
+	var normsApart bool
+	if !c.attnFree(il) {
+		var err error
+		if in, normsApart, err = s.attnHalf(il, L, p); err != nil {
+			return err
+		}
+	}
+	return s.ffnHalf(il, L, p, in, normsApart)
+}
+
+// attnHalf runs the first half of block il: the attention (or the mixer
+// in its place) of the normalised stream, joined to the stream. It
+// returns the normalised input, and whether the feed-forward's norm was
+// taken of the block's input beside it (into p.xn).
+func (s *State) attnHalf(il int, L *Layer, p *pass) (in acts, normsApart bool, err error) {
+	c := &s.m.Config
 	n, x, xn, pos0 := p.n, p.x, p.xn, p.pos0
 	stride := qkvStride(c) // one token's q, k and v side by side (and afmoe's gate)
 	oDim := c.LayerHeads(il) * c.HeadDimV
@@ -887,50 +907,54 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		copy(s.moe.rin, x[:n*E]) // read by the router after attention
 	}
 	s.normB(xn, x, L.AttnNorm, L.AttnNormB, n)
-	in := s.acts(xn, E, n)
-	wo, oCols := L.Wo, oDim
+	in = s.acts(xn, E, n)
+	wo, oCols, bo := L.Wo, oDim, L.Bo
 	var ao acts // the attention's output, when not p.att's oCols a token
 	switch {
+	case c.outputOnly(il):
+		// deci's "linear attention": attn_output of the normalised
+		// input, without its bias, as llama.cpp's graph has it.
+		ao, bo = in, nil
 	case c.ConvLayer(il) && c.DeltaNet:
 		if err := s.deltaNet(il, L, in, p); err != nil {
-			return err
+			return in, false, err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
 	case c.mixerOnly(il) && c.Mamba1:
 		if err := s.mamba1(il, L, in, p); err != nil {
-			return err
+			return in, false, err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
 	case c.mixerOnly(il) && c.mamba():
 		if err := s.mamba2(il, L, in, p); err != nil {
-			return err
+			return in, false, err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
 	case c.mixerOnly(il):
 		if err := s.shortConv(il, L, in, p); err != nil {
-			return err
+			return in, false, err
 		}
 		wo, oCols = L.ConvOut, E
 	case c.mla():
 		if err := s.mlaQKV(il, L, in, p); err != nil {
-			return err
+			return in, false, err
 		}
 		s.e.Phase(phAttention)
 		if err := s.attention(il, pos0, n, p.qkv, stride, p.att, nil); err != nil {
-			return err
+			return in, false, err
 		}
 		s.e.Phase(phO)
 		var err error
 		if ao, err = s.mlaOut(L, p.att, n); err != nil {
-			return err
+			return in, false, err
 		}
 	default:
 		if err := s.qkv(il, L, in, p, &s.gp); err != nil {
-			return err
+			return in, false, err
 		}
 		s.e.Phase(phAttention)
 		if err := s.attention(il, pos0, n, p.qkv, stride, p.att, L.Sinks); err != nil {
-			return err
+			return in, false, err
 		}
 		if c.AttnOutScale != 0 {
 			ops.Scale(p.att[:n*oDim], c.AttnOutScale)
@@ -954,27 +978,38 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	// the feed-forward's: FFNNorm): the feed-forward's norm of the
 	// block's input, taken before the attention joins the stream, into xn
 	// (the attention's input, spent by now).
-	normsApart := c.ParallelNorms || c.Parallel && L.FFNNorm != nil
+	normsApart = c.ParallelNorms || c.Parallel && L.FFNNorm != nil
 	if normsApart {
 		s.e.Phase(phNorm)
 		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
 	}
 	s.e.Phase(phO)
-	if err := s.residualScaled(projection{w: wo, scale: L.ScaleO}, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
-		return err
+	if err := s.residualScaled(projection{w: wo, scale: L.ScaleO}, ao, bo, p.tmp, x, L.PostAttnNorm); err != nil {
+		return in, false, err
 	}
 	if c.ParallelSSM {
 		// falcon-h1: the Mamba-2 mixer of the same normalised input joins
 		// the stream beside the attention.
 		if err := s.mamba2(il, L, s.acts(xn, E, n), p); err != nil {
-			return err
+			return in, false, err
 		}
 		s.e.Phase(phO)
 		if err := s.residual(L.ConvOut, s.acts(p.att, c.SSMInner, n), nil, p.tmp, x, nil); err != nil {
-			return err
+			return in, false, err
 		}
 	}
+	return in, normsApart, nil
+}
 
+// ffnHalf runs the second half of block il: the feed-forward (or the
+// experts) of the stream normalised, or of in (Parallel), or of p.xn
+// (normsApart), joined to the stream; nothing in a layer without one.
+func (s *State) ffnHalf(il int, L *Layer, p *pass, in acts, normsApart bool) error {
+	c := &s.m.Config
+	n, x, xn, E := p.n, p.x, p.xn, c.Embd
+	if c.ffnFree(il) {
+		return nil
+	}
 	// Parallel (cohere2; a stablelm block without ffn_norm): the
 	// feed-forward reads the attention's input; normsApart: xn,
 	// normalised above.

@@ -100,16 +100,21 @@ func (m *meta) queryHeads(c *Config, kvPerLayer bool) {
 		}
 	}
 	c.LayerQHeads = heads
-	// llama.cpp's default head size (and rotated dims, and the scale
-	// with them) is the width over layer 0's heads, not the largest's.
-	h := heads[0]
+	m.layer0HeadSize(c, heads[0])
+}
+
+// layer0HeadSize makes the default head size (and rotated dims, and the
+// scale with them) the width over layer 0's h0 query heads, as llama.cpp
+// sizes heads, not the largest layer's, where the file states no
+// attention.key_length and value_length; and checks the sizes.
+func (m *meta) layer0HeadSize(c *Config, h0 int) {
 	if !m.has("attention.key_length") || !m.has("attention.value_length") {
-		if c.Embd%h != 0 {
-			m.fail("%s = %d is not a multiple of layer 0's %d heads, and %s or %s is not set", m.key("embedding_length"), c.Embd, h, m.key("attention.key_length"), m.key("attention.value_length"))
+		if h0 == 0 || c.Embd%h0 != 0 {
+			m.fail("%s = %d is not a multiple of layer 0's %d heads, and %s or %s is not set", m.key("embedding_length"), c.Embd, h0, m.key("attention.key_length"), m.key("attention.value_length"))
 			return
 		}
-		c.HeadDimK = m.num("attention.key_length", maxHeadDim, c.Embd/h, false)
-		c.HeadDimV = m.num("attention.value_length", maxHeadDim, c.Embd/h, false)
+		c.HeadDimK = m.num("attention.key_length", maxHeadDim, c.Embd/h0, false)
+		c.HeadDimV = m.num("attention.value_length", maxHeadDim, c.Embd/h0, false)
 		c.RopeDim = m.num("rope.dimension_count", maxHeadDim, c.HeadDimK, false)
 		c.KQScale = invSqrt(c.HeadDimK)
 	}

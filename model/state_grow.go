@@ -60,11 +60,7 @@ func AttnScratchFloats(c *Config, cells int) int {
 		}
 		return wholeQueries * (cells + c.HeadDimK + c.HeadDimV)
 	}
-	kvHeads := c.HeadsKV
-	for _, h := range c.LayerKVHeads {
-		kvHeads = min(kvHeads, h)
-	}
-	return cells * (c.Heads / kvHeads)
+	return cells * c.maxGroup()
 }
 
 // Shift forgets positions keep..keep+drop-1 of the cache and renumbers the

@@ -1263,6 +1263,9 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	q, kv, vv := heads*c.HeadDimK, c.LayerHeadsKV(il)*c.HeadDimK, c.LayerHeadsKV(il)*c.HeadDimV
 	var ts []blockTensor
 	switch {
+	case c.attnFree(il):
+		// No attention, nor its norm (deci's attention-free layers).
+		return append(ts, ffnNormTensors(a, c, il, has)...)
 	case a.AttnNorm2 && has("attn_norm_2.weight"):
 		// Falcon-40B: attn_norm_2 (its bias optional, as llama.cpp takes
 		// it) is the attention's norm, attn_norm the feed-forward's.
@@ -1280,9 +1283,19 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 			ts = append(ts, vecTensor("attn_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnNormB }))
 		}
 	}
-	if c.mla() {
+	switch {
+	case c.outputOnly(il):
+		// deci's "linear attention": attn_output alone, Embd wide both
+		// ways whatever the heads; llama.cpp loads the optional bias and
+		// never adds it.
+		ts = append(ts, matTensor("attn_output.weight", e, e, func(L *Layer) **ops.Matrix { return &L.Wo }))
+		if a.OptionalBiases && has("attn_output.bias") {
+			ts = append(ts, vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }))
+		}
+		return append(ts, ffnNormTensors(a, c, il, has)...)
+	case c.mla():
 		ts = append(ts, mlaTensors(c)...)
-	} else {
+	default:
 		ts = append(ts, qkvTensors(a, c, il, has)...)
 	}
 	if a.AttnOutGate {
@@ -1343,6 +1356,27 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_attention_norm"+postSuffix, e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
+	ts = append(ts, ffnNormTensors(a, c, il, has)...)
+	if a.PostNorms {
+		ts = append(ts, vecTensor("post_ffw_norm"+postSuffix, e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
+	}
+	if c.AltUp > 0 {
+		ts = append(ts, gemma3nTensors(c)...)
+	}
+	if a.SubNorms {
+		ts = append(ts, subNormTensors(c, has)...)
+	}
+	return ts
+}
+
+// ffnNormTensors lists a block's feed-forward with the norm before it
+// and its biases; none for a layer without one (Config.LayerFFN's 0).
+func ffnNormTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
+	if c.ffnFree(il) {
+		return nil
+	}
+	var ts []blockTensor
+	e := c.Embd
 	if !a.NoPreNorm && !a.UnitNorms && !a.Parallel && (!a.OptionalFFNNorm || has("ffn_norm.weight")) {
 		name := "ffn_norm.weight"
 		if a.FFNNorm != "" {
@@ -1355,21 +1389,12 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	}
 	ts = append(ts, ffnTensors(a, c, il, has)...)
 	for _, bt := range []blockTensor{
-		vecTensor("ffn_up.bias", c.FFN, func(L *Layer) *[]float32 { return &L.BUp }),
+		vecTensor("ffn_up.bias", c.layerFFN(il), func(L *Layer) *[]float32 { return &L.BUp }),
 		vecTensor("ffn_down.bias", e, func(L *Layer) *[]float32 { return &L.BDown }),
 	} {
 		if a.FFNBias || a.OptionalBiases && has(bt.name) {
 			ts = append(ts, bt)
 		}
-	}
-	if a.PostNorms {
-		ts = append(ts, vecTensor("post_ffw_norm"+postSuffix, e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
-	}
-	if c.AltUp > 0 {
-		ts = append(ts, gemma3nTensors(c)...)
-	}
-	if a.SubNorms {
-		ts = append(ts, subNormTensors(c, has)...)
 	}
 	return ts
 }
@@ -1511,7 +1536,7 @@ func fusedQKV(a *Arch, has func(name string) bool) bool {
 // the gated layout. has says whether the block has a tensor (for the
 // optional selection bias; nil for an architecture without one).
 func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
-	e := c.Embd
+	e, w := c.Embd, c.layerFFN(il)
 	layout := a.FFN
 	switch {
 	case c.ExpertLayer(il):
@@ -1522,8 +1547,8 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 	switch layout {
 	case FFNFusedGateUp:
 		return []blockTensor{
-			matTensor("ffn_up.weight", e, 2*c.FFN, func(L *Layer) **ops.Matrix { return &L.GateUp }),
-			matTensor("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down })}
+			matTensor("ffn_up.weight", e, 2*w, func(L *Layer) **ops.Matrix { return &L.GateUp }),
+			matTensor("ffn_down.weight", w, e, func(L *Layer) **ops.Matrix { return &L.Down })}
 	case FFNExperts:
 		f, n := c.ExpertFFN, c.Experts
 		ts := []blockTensor{
@@ -1569,13 +1594,13 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 		return ts
 	case FFNSequential:
 		return []blockTensor{
-			matTensor("ffn_up.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Up }),
-			matTensor("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down })}
+			matTensor("ffn_up.weight", e, w, func(L *Layer) **ops.Matrix { return &L.Up }),
+			matTensor("ffn_down.weight", w, e, func(L *Layer) **ops.Matrix { return &L.Down })}
 	}
 	return []blockTensor{
-		matTensor("ffn_gate.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Gate }),
-		matTensor("ffn_up.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Up }),
-		matTensor("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down })}
+		matTensor("ffn_gate.weight", e, w, func(L *Layer) **ops.Matrix { return &L.Gate }),
+		matTensor("ffn_up.weight", e, w, func(L *Layer) **ops.Matrix { return &L.Up }),
+		matTensor("ffn_down.weight", w, e, func(L *Layer) **ops.Matrix { return &L.Down })}
 }
 
 // layerRanges returns, for each of n blocks, the smallest byte range

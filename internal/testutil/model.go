@@ -269,6 +269,9 @@ type ModelSpec struct {
 	// Mimo2 is what a mimo2 file says beyond its experts (nil for
 	// other models).
 	Mimo2 *Mimo2
+	// PerLayer is a deci's or openelm's per-layer heads and widths
+	// (deci.go; Heads, HeadsKV and FFN are then their largest).
+	PerLayer *PerLayer
 	// XIELU is an apertus's raw xIELU parameters, one [alpha_n, alpha_p,
 	// beta, eps] a layer (nil: Apertus's initial ones in every layer).
 	XIELU [][4]float32
@@ -1136,7 +1139,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2",
-		"maincoder", "eurobert", "neo-bert", "plamo3", "llama-embed", "nanbeige", "talkie":
+		"maincoder", "eurobert", "neo-bert", "plamo3", "llama-embed", "nanbeige", "talkie", "deci", "openelm":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1421,7 +1424,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	// laguna's converter writes head_dim: without it llama.cpp divides
 	// the width by layer 0's heads, which differ from the others'.
-	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma" || s.Laguna != nil) {
+	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma" || s.Laguna != nil || s.Arch == "openelm") {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
 	}
@@ -1554,6 +1557,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	if s.Mimo2 != nil {
 		s.addMimo2KV(g)
+	}
+	if s.PerLayer != nil {
+		s.PerLayer.AddTo(g, s.Arch)
 	}
 	if (s.Arch == "mellum" || s.Arch == "plamo3") && s.Windowed {
 		s.addWindowPattern(g)
@@ -1755,6 +1761,9 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	}
 	if s.Arch == "gemma4" {
 		return s.gemma4Tensors()
+	}
+	if s.PerLayer != nil {
+		return s.perLayerTensors()
 	}
 	if s.modernBert() {
 		return s.modernBertTensors()

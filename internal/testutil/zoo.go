@@ -29,7 +29,7 @@ var (
 		TinyLlama4, TinyLlama4Maverick, TinyLaguna, TinyLagunaGlobal, TinyMimo2, TinyMimo2Fused,
 		TinyXverse, TinyOrion, TinyRefact, TinyBaichuan, TinyBaichuan13B, TinyCodeShell,
 		TinyCohere2MoE, TinyCohere2MoERMS, TinyBailingMoE,
-		TinyMistral4,
+		TinyMistral4, TinyDeci, TinyOpenELM,
 	}
 	// tinyRecurrent are the decoders with a recurrent state beside (or
 	// instead of) the KV cache: convolutions, Mamba scans, delta nets,

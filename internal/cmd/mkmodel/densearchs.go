@@ -56,7 +56,7 @@ func (s shape) classicFused() bool {
 // converter writes ChatGLM's query_key_value).
 func (s shape) fusedQKV() bool {
 	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.Arch == "mpt" || s.Arch == "plamo3" || s.classicFused() ||
-		s.Arch == "chatglm" || s.Arch == "neo-bert"
+		s.Arch == "chatglm" || s.Arch == "neo-bert" || s.Arch == "openelm"
 }
 
 // unitNorms reports whether s's norms have no weight or bias, of which

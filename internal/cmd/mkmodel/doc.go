@@ -91,6 +91,11 @@
 //	        talkie-13b-unverified (talkie: no norm weights, Q/K norms after
 //	        NEOX RoPE with a gain a query head, the embeddings added after
 //	        every block; -layers 4 -vocab 8192: 2.52 GiB F16),
+//	        llama-3.3-nemotron-super-49b (deci: per-layer heads and
+//	        widths, blocks without attention; its first 12 blocks only;
+//	        -layers 4 -vocab 8192), openelm-270m and openelm-1.1b
+//	        (openelm: per-layer heads, KV heads and widths, fused QKV,
+//	        Q/K norms; -layers 4 -vocab 8192),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

@@ -401,6 +401,10 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	for l := range s.Layers + s.NextN {
 		p := fmt.Sprintf("blk.%d.", l)
+		if s.PerLayer != nil {
+			perLayerPlan(s, p, l, add)
+			continue
+		}
 		q := int64(s.layerHeads(l) * s.headDim())
 		if !noPreNorm && !s.unitNorms() {
 			add(p+"attn_norm.weight", kindNorm, e)

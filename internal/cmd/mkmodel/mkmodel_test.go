@@ -251,6 +251,14 @@ func miniature(s shape) shape {
 	if s.Mamba1 != nil {
 		s.Mamba1 = &testutil.Mamba1{Conv: s.Mamba1.Conv, Inner: 2 * s.Embd, State: 16, DtRank: 32}
 	}
+	if s.PerLayer != nil {
+		// deci: attention, none, a layer without a feed-forward; openelm:
+		// heads and widths growing.
+		s.PerLayer = &testutil.PerLayer{Heads: []int{2, 0, 2}, HeadsKV: []int{1, 0, 1}, FFN: []int{512, 256, 0}}
+		if s.Arch == "openelm" {
+			s.PerLayer = &testutil.PerLayer{Heads: []int{1, 2, 2}, HeadsKV: []int{1, 1, 1}, FFN: []int{256, 512, 512}}
+		}
+	}
 	if s.mixersOnly() {
 		s.Heads, s.HeadsKV = 0, 0
 		s.ConvLayers = mambaLayers(s.Layers)

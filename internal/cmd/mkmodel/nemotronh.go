@@ -49,10 +49,7 @@ func nemotronHPlan(s shape, add func(name string, kind tensorKind, dims ...int64
 			add(p+"ffn_up_shexp.weight", kindWeight, e, sf)
 			add(p+"ffn_down_shexp.weight", kindWeight, sf, e)
 		default:
-			add(p+"attn_q.weight", kindWeight, e, q)
-			add(p+"attn_k.weight", kindWeight, e, kv)
-			add(p+"attn_v.weight", kindWeight, e, kv)
-			add(p+"attn_output.weight", kindWeight, q, e)
+			attnPlan(add, p, e, q, kv)
 		}
 	}
 	add("output_norm.weight", kindNorm, e)

@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, plamo3, jais2, nanbeige, talkie, xverse, orion, refact, baichuan, codeshell, minimax-m2, exaone-moe, llama4, laguna, mimo2, kimi-linear, mistral4, cohere2moe, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert, llama-embed or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, plamo3, jais2, nanbeige, talkie, xverse, orion, refact, baichuan, codeshell, minimax-m2, exaone-moe, llama4, laguna, mimo2, kimi-linear, mistral4, cohere2moe, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert, llama-embed, modern-bert, deci or openelm
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -202,6 +202,11 @@ type shape struct {
 	// num_key_value_heads, v_head_dim, hybrid_layer_pattern's period,
 	// swa_rope_theta, attention_value_scale).
 	Mimo2 *mimo2Shape
+	// PerLayer is deci's and openelm's per-layer query heads, KV heads
+	// and feed-forward widths (Heads, HeadsKV and FFN their largest):
+	// DeciLM's block_configs, OpenELM's num_query_heads, num_kv_heads and
+	// ffn widths.
+	PerLayer *testutil.PerLayer
 }
 
 // layerHeads is layer l's query heads.
@@ -249,6 +254,9 @@ func (s shape) keepLayers(n int) shape {
 		s.Gemma4 = &c
 	}
 	s.Layers = n
+	if p := s.PerLayer; p != nil {
+		s.PerLayer = &testutil.PerLayer{Heads: p.Heads[:n], HeadsKV: p.HeadsKV[:n], FFN: p.FFN[:n]}
+	}
 	s.DenseLead = min(s.DenseLead, n) // a count past block_count is refused
 	// llama.cpp adds a DeepStack layer's features even to a text's rows
 	// and asserts when the last layer, whose rows are cut to the outputs,
@@ -505,6 +513,15 @@ func (s shape) check() error {
 	}
 	if err := ascending(s.ConvLayers, s.Layers); err != nil {
 		return fmt.Errorf("ConvLayers: %w", err)
+	}
+	if p := s.PerLayer; p != nil {
+		if len(p.Heads) != s.Layers || len(p.HeadsKV) != s.Layers || len(p.FFN) != s.Layers {
+			return fmt.Errorf("PerLayer: %d, %d and %d values for %d layers", len(p.Heads), len(p.HeadsKV), len(p.FFN), s.Layers)
+		}
+		if slices.Max(p.Heads) != s.Heads || slices.Max(p.HeadsKV) != s.HeadsKV || slices.Max(p.FFN) != s.FFN {
+			return fmt.Errorf("PerLayer: largest %d heads, %d KV heads, %d wide; want Heads %d, HeadsKV %d, FFN %d",
+				slices.Max(p.Heads), slices.Max(p.HeadsKV), slices.Max(p.FFN), s.Heads, s.HeadsKV, s.FFN)
+		}
 	}
 	return nil
 }

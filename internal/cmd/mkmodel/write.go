@@ -86,6 +86,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
 	}
 	testutil.AddHparams(g, s.Arch, h)
+	if s.PerLayer != nil {
+		s.PerLayer.AddTo(g, s.Arch)
+	}
 	switch {
 	case s.Arch == "arwkv7":
 		testutil.AddARWKV7KV(g, s.Arch, *s.RWKV7)
