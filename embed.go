@@ -62,12 +62,7 @@ func (m *Model) Embed(ctx context.Context, texts []string, opts ...EmbedOption) 
 // first and leaves empty: the session's context bounds the text.
 func (s *Session) Embed(ctx context.Context, text string, opts ...EmbedOption) (_ []float32, err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
-	ids, err := s.m.e.Tokenize(text, true)
-	if err != nil {
-		return nil, err
-	}
-	v, _, err := s.m.e.EmbedTokens(ctx, s.q, ids, engine.Embeddings(opts))
-	return v, err
+	return s.m.e.EmbedText(ctx, s.q, text, engine.Embeddings(opts))
 }
 
 // EmbedTokens is Embed of tokens as given (nothing added).

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"maps"
 	"runtime/debug"
 
 	"github.com/lowmem/llm/internal/engine"
@@ -49,9 +48,6 @@ func (m *Model) SetLoRAScale(id int, scale float32) (err error) {
 // over. An ID the model does not have, or a scale that is not finite, is
 // ErrInvalidOption.
 func WithLoRAScales(scales map[int]float32) GenerateOption {
-	scales = maps.Clone(scales)
-	if scales == nil {
-		scales = map[int]float32{}
-	}
+	scales = engine.LoRAScales(scales)
 	return func(g *engine.Gen) { g.LoRA = scales }
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"iter"
 	"runtime/debug"
-	"strings"
 
 	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/internal/seq"
@@ -126,14 +125,7 @@ func (s *Session) Usage() Usage { defer s.engine().Absorb(); return s.q.Usage() 
 // string or MaxTokens, returning the text; a full context returns the text
 // so far and an error wrapping ErrContextFull.
 func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateOption) (string, error) {
-	var b strings.Builder
-	for tok, err := range s.Stream(ctx, prompt, opts...) {
-		if err != nil {
-			return b.String(), err
-		}
-		b.WriteString(tok.Text)
-	}
-	return b.String(), nil
+	return engine.Text(s.Stream(ctx, prompt, opts...))
 }
 
 // Stream is Generate delivering tokens as they are produced; breaking out

@@ -70,6 +70,17 @@ func (e *Engine) EmbedTokens(ctx context.Context, q *seq.Seq, ids []int32, o Emb
 	return vs[0], n, nil
 }
 
+// EmbedText is EmbedTokens of text tokenized as llama-server does for
+// an embedding (special tokens parsed, BOS/EOS as the vocabulary asks).
+func (e *Engine) EmbedText(ctx context.Context, q *seq.Seq, text string, o Embedding) ([]float32, error) {
+	ids, err := e.Tokenize(text, true)
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := e.EmbedTokens(ctx, q, ids, o)
+	return v, err
+}
+
 // EmbedAll is EmbedTokens of every token list of ids, the short ones
 // sharing forward passes (seq.(*Seq).EmbedAll), and the number of tokens
 // evaluated in all. A text's error is a *seq.TextError naming it.

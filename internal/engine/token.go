@@ -2,6 +2,7 @@ package engine
 
 import (
 	"iter"
+	"strings"
 
 	"github.com/lowmem/llm/chat"
 	"github.com/lowmem/llm/internal/seq"
@@ -38,4 +39,17 @@ func Tokens[Option ~func(*Gen)](e *Engine, q *seq.Seq, opts []Option, run func(G
 			return run(g, func(id int32, text string) bool { return emit(token(q, &g, id, text)) })
 		})
 	}
+}
+
+// Text is a generation's whole text (llm's Generate over its Stream): on
+// an error, the text before it with the error.
+func Text(tokens iter.Seq2[Token, error]) (string, error) {
+	var b strings.Builder
+	for tok, err := range tokens {
+		if err != nil {
+			return b.String(), err
+		}
+		b.WriteString(tok.Text)
+	}
+	return b.String(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 
 	"github.com/lowmem/llm/chat"
 	"github.com/lowmem/llm/internal/seq"
@@ -83,6 +84,16 @@ func Generation[Option ~func(*Gen)](opts []Option) Gen {
 		}
 	}
 	return g
+}
+
+// LoRAScales is a generation's adapter scales (llm.WithLoRAScales): a
+// copy, so the caller may reuse its map, and never nil, since nil means
+// "the adapters' own scales" where an empty map means every one at 0.
+func LoRAScales(scales map[int]float32) map[int]float32 {
+	if scales == nil {
+		return map[int]float32{}
+	}
+	return maps.Clone(scales)
 }
 
 // ChatTurn runs one chat turn on q: it renders msgs for the assistant's
