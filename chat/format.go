@@ -130,6 +130,13 @@ type Format struct {
 	// ```json block, which a forced call then follows. (The parser reads
 	// either.)
 	DeepSeekV31 bool
+	// ContentBlocks: a Ministral 3 kind of template ([SYSTEM_PROMPT],
+	// [TOOL_CALLS] and [ARGS] without Mistral Small 3.2's [CALL_ID], as
+	// llama.cpp tells it) is given system and assistant turns' content
+	// as a list of blocks, the reasoning a "thinking" block before the
+	// "text" one, as llama.cpp rewrites them: that is the only form in
+	// which the template writes past reasoning back ([THINK]…[/THINK]).
+	ContentBlocks bool
 }
 
 // DetectFormat tells the output format from a chat template's source, by the
@@ -166,6 +173,7 @@ func DetectFormat(template string) Format {
 	case strings.Contains(template, mistralCalls):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
+		f.ContentBlocks = f.MistralArgs && strings.Contains(template, mistralSystem) && !strings.Contains(template, mistralCallID)
 		if isMagistral(template) {
 			f.Thinking, f.MistralThink = true, true
 			return f

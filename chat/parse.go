@@ -11,12 +11,14 @@ import (
 
 // Markers in model output.
 const (
-	thinkOpen    = "<think>"
-	thinkClose   = "</think>"
-	hermesOpen   = "<tool_call>"
-	hermesClose  = "</tool_call>"
-	mistralCalls = "[TOOL_CALLS]"
-	mistralArgs  = "[ARGS]"
+	thinkOpen     = "<think>"
+	thinkClose    = "</think>"
+	hermesOpen    = "<tool_call>"
+	hermesClose   = "</tool_call>"
+	mistralCalls  = "[TOOL_CALLS]"
+	mistralArgs   = "[ARGS]"
+	mistralSystem = "[SYSTEM_PROMPT]"
+	mistralCallID = "[CALL_ID]"
 	// Magistral's and Ministral 3's reasoning block
 	mistralThinkOpen  = "[THINK]"
 	mistralThinkClose = "[/THINK]"

@@ -196,10 +196,12 @@ func TestDetectFormat(t *testing.T) {
 		// Magistral (reasoning in [THINK], calls or none) and Ministral 3;
 		// Magistral Small 2506's <think> in a Mistral template is <think>.
 		"[THINK]{{ t }}[/THINK][TOOL_CALLS]":                             {Tools: ToolsMistral, Thinking: true, MistralThink: true},
-		"[SYSTEM_PROMPT][THINK]{{ t }}[/THINK][TOOL_CALLS]{{ n }}[ARGS]": {Tools: ToolsMistral, Thinking: true, MistralArgs: true, MistralThink: true},
+		"[SYSTEM_PROMPT][THINK]{{ t }}[/THINK][TOOL_CALLS]{{ n }}[ARGS]": {Tools: ToolsMistral, Thinking: true, MistralArgs: true, MistralThink: true, ContentBlocks: true},
+		// Mistral Small 3.2: [CALL_ID] tells it from Ministral 3, as llama.cpp does.
+		"[SYSTEM_PROMPT][TOOL_CALLS]{{ n }}[CALL_ID]{{ i }}[ARGS]": {Tools: ToolsMistral, MistralArgs: true},
 		// Mistral Small 4's kind (its reasoning effort in [MODEL_SETTINGS]),
 		// which llama.cpp d32676d77 also runs as Ministral 3's.
-		"[SYSTEM_PROMPT][MODEL_SETTINGS]{{ e }}[/MODEL_SETTINGS][THINK]{{ t }}[/THINK][TOOL_CALLS]{{ n }}[ARGS]": {Tools: ToolsMistral, Thinking: true, MistralArgs: true, MistralThink: true},
+		"[SYSTEM_PROMPT][MODEL_SETTINGS]{{ e }}[/MODEL_SETTINGS][THINK]{{ t }}[/THINK][TOOL_CALLS]{{ n }}[ARGS]": {Tools: ToolsMistral, Thinking: true, MistralArgs: true, MistralThink: true, ContentBlocks: true},
 		"[INST]{{ c }}[/INST][THINK]{{ t }}[/THINK]":                                                             {Tools: ToolsMistral, Thinking: true, MistralThink: true},
 		"[TOOL_CALLS]<think>": {Tools: ToolsMistral, Thinking: true},
 		// Firefunction v2, before Llama 3's (its template is Llama 3's).

@@ -218,7 +218,7 @@ func (t *Template) vars(msgs []Message, opts RenderOptions) (map[string]jinja.Va
 	msgs = t.adjust(msgs)
 	list := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
-		v, err := messageValue(m, t.caps, t.format.Tools == ToolsHarmony)
+		v, err := messageValue(m, t.caps, t.format)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
@@ -300,19 +300,26 @@ func (t *Template) adjust(msgs []Message) []Message {
 // messageValue builds a message's template value with the keys llama.cpp
 // sets, in its order: role, content, reasoning_content, name, tool_call_id,
 // tool_calls (each: type, function {name, arguments}, id), and for a
-// harmony template the reasoning again as thinking, which it reads.
-func messageValue(m Message, caps Caps, harmony bool) (jinja.Value, error) {
+// harmony template the reasoning again as thinking, which it reads. For
+// format f's ContentBlocks, a system or assistant turn's content is its
+// blocks, the reasoning among them and not apart.
+func messageValue(m Message, caps Caps, f Format) (jinja.Value, error) {
 	d := jinja.NewDict()
 	d.Set("role", jinja.String(m.Role))
-	if caps.TypedContent && !caps.StringContent {
-		part := jinja.NewDict()
-		part.Set("type", jinja.String("text"))
-		part.Set("text", jinja.String(m.Content))
-		d.Set("content", jinja.List(part))
-	} else {
+	blocks := f.ContentBlocks && (m.Role == RoleSystem || m.Role == RoleAssistant)
+	switch {
+	case blocks:
+		var list []jinja.Value
+		if m.Thinking != "" {
+			list = append(list, contentBlock("thinking", m.Thinking))
+		}
+		d.Set("content", jinja.List(append(list, contentBlock("text", m.Content))...))
+	case caps.TypedContent && !caps.StringContent:
+		d.Set("content", jinja.List(contentBlock("text", m.Content)))
+	default:
 		d.Set("content", jinja.String(m.Content))
 	}
-	if m.Thinking != "" {
+	if m.Thinking != "" && !blocks {
 		d.Set("reasoning_content", jinja.String(m.Thinking))
 	}
 	if m.Name != "" {
@@ -349,10 +356,18 @@ func messageValue(m Message, caps Caps, harmony bool) (jinja.Value, error) {
 		}
 		d.Set("tool_calls", jinja.List(calls...))
 	}
-	if harmony && m.Thinking != "" {
+	if f.Tools == ToolsHarmony && m.Thinking != "" {
 		d.Set("thinking", jinja.String(m.Thinking))
 	}
 	return d, nil
+}
+
+// contentBlock is a typed content block, {"type": kind, kind: text}.
+func contentBlock(kind, text string) jinja.Value {
+	b := jinja.NewDict()
+	b.Set("type", jinja.String(kind))
+	b.Set(kind, jinja.String(text))
+	return b
 }
 
 // toolValue is {"type": "function", "function": {name, description,

@@ -136,3 +136,54 @@ func TestRenderLongConversation(t *testing.T) {
 		t.Errorf("render is %d bytes", len(out))
 	}
 }
+
+// TestRenderContentBlocks: a Ministral 3 kind of template gets system and
+// assistant turns as content blocks, the reasoning a thinking block first,
+// as llama.cpp rewrites them, so past reasoning is written back; with
+// Mistral Small 3.2's [CALL_ID] in the source they stay strings (and the
+// template, reading no reasoning_content, drops it).
+func TestRenderContentBlocks(t *testing.T) {
+	const turn = `{%- if message['content'] is string %}{{ message['content'] }}` +
+		`{%- else %}{%- for b in message['content'] %}{%- if b['type'] == 'text' %}{{ b['text'] }}` +
+		`{%- elif b['type'] == 'thinking' %}[THINK]{{ b['thinking'] }}[/THINK]` +
+		`{%- else %}{{ raise_exception('block ' + b['type']) }}{%- endif %}{%- endfor %}{%- endif %}`
+	const ministral = `{%- for message in messages %}` +
+		`{%- if message['role'] == 'system' %}[SYSTEM_PROMPT]` + turn + `[/SYSTEM_PROMPT]` +
+		`{%- elif message['role'] == 'user' %}[INST]{{ message['content'] }}[/INST]` +
+		`{%- elif message['role'] == 'assistant' %}` + turn +
+		`{%- for c in message['tool_calls'] or [] %}[TOOL_CALLS]{{ c['function']['name'] }}[ARGS]{{ c['function']['arguments'] }}{%- endfor %}</s>` +
+		`{%- elif message['role'] == 'tool' %}[TOOL_RESULTS]{{ message['content'] }}[/TOOL_RESULTS]` +
+		`{%- endif %}{%- endfor %}`
+	msgs := []Message{
+		{Role: RoleSystem, Content: "S"},
+		{Role: RoleUser, Content: "Q"},
+		{Role: RoleAssistant, Thinking: "R", Content: "A"},
+		{Role: RoleUser, Content: "Q2"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: `{"x":1}`}}},
+		{Role: RoleTool, ToolCallID: "c1", Content: "3"},
+	}
+	for _, tc := range []struct {
+		name, src, want string
+		blocks          bool
+	}{
+		{"ministral 3", ministral, `[SYSTEM_PROMPT]S[/SYSTEM_PROMPT][INST]Q[/INST][THINK]R[/THINK]A</s>[INST]Q2[/INST][TOOL_CALLS]f[ARGS]{"x":1}</s>[TOOL_RESULTS]3[/TOOL_RESULTS]`, true},
+		{"mistral small 3.2", ministral + `{#- [CALL_ID] #}`, `[SYSTEM_PROMPT]S[/SYSTEM_PROMPT][INST]Q[/INST]A</s>[INST]Q2[/INST][TOOL_CALLS]f[ARGS]{"x":1}</s>[TOOL_RESULTS]3[/TOOL_RESULTS]`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl, err := Parse(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tmpl.Format().ContentBlocks; got != tc.blocks {
+				t.Fatalf("ContentBlocks = %v, want %v", got, tc.blocks)
+			}
+			got, err := tmpl.Render(msgs, RenderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("render\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
