@@ -13,6 +13,14 @@ import (
 // turn's Thinking and ToolCalls, a tool turn's ToolCallID (and Name).
 type Message = chat.Message
 
+// Roles of the messages in a conversation.
+const (
+	RoleSystem    = chat.RoleSystem
+	RoleUser      = chat.RoleUser
+	RoleAssistant = chat.RoleAssistant
+	RoleTool      = chat.RoleTool
+)
+
 // ToolCall is a function call the model made: ID, Name and Arguments (the
 // JSON text of the arguments object).
 type ToolCall = chat.ToolCall
@@ -25,20 +33,16 @@ type Tool = chat.Tool
 // prompt, BOS/EOS texts, time, tools, thinking, other template variables).
 type RenderOptions = chat.RenderOptions
 
-// Roles of the messages in a conversation.
-const (
-	RoleSystem    = chat.RoleSystem
-	RoleUser      = chat.RoleUser
-	RoleAssistant = chat.RoleAssistant
-	RoleTool      = chat.RoleTool
-)
-
 // RenderChat renders msgs with a chat template's Jinja source exactly as
 // llama.cpp does; it needs no model.
 func RenderChat(template string, msgs []Message, o RenderOptions) (_ string, err error) {
 	defer engine.Catch(&err, debug.SetPanicOnFault(false))
 	return chat.Render(template, msgs, o)
 }
+
+// ErrNoChatTemplate: Chat on a model whose file has no chat template and
+// was given none with WithChatTemplate.
+var ErrNoChatTemplate = chat.ErrNoTemplate
 
 // Chat renders msgs with the model's chat template (WithChatTemplate, else
 // the file's; none: ErrNoChatTemplate) and makes the session hold exactly

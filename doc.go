@@ -23,6 +23,7 @@
 //	reply, err := s.Chat(ctx, []llm.Message{{Role: llm.RoleUser, Content: "Hi"}})
 //
 // Errors wrap sentinel values (ErrBadModel, ErrUnsupportedArch,
-// ErrContextFull, ErrInvalidOption …) that callers test with errors.Is.
-// Nothing panics across the API.
+// ErrContextFull, ErrInvalidOption …) that callers test with errors.Is;
+// each is the value of the package that finds the problem, so errors made
+// there match too. Nothing panics across the API.
 package llm

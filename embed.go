@@ -16,9 +16,9 @@ type Pooling = model.Pooling
 
 // Pooling types for WithPooling.
 const (
-	PoolingMean = model.PoolingMean
-	PoolingCLS  = model.PoolingCLS
-	PoolingLast = model.PoolingLast
+	PoolingMean Pooling = model.PoolingMean
+	PoolingCLS  Pooling = model.PoolingCLS
+	PoolingLast Pooling = model.PoolingLast
 )
 
 // EmbedOption changes how Embed makes a vector. By default it pools as the

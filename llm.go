@@ -7,6 +7,8 @@ import (
 	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/internal/tokenizer"
 	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
 	"github.com/lowmem/llm/residency"
 )
 
@@ -57,6 +59,23 @@ func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, er
 	return &Model{e: e}, nil
 }
 
+var (
+	// ErrBadModel: the file is not a valid GGUF model (truncated, corrupt,
+	// inconsistent metadata, missing tensors).
+	ErrBadModel = model.ErrBadModel
+	// ErrUnsupportedArch: a valid GGUF file of an architecture (or rope
+	// scaling, layer kind, or tokenizer) this library does not run; also
+	// generation on an embedding-only model (Info.EmbeddingOnly).
+	ErrUnsupportedArch = model.ErrUnsupportedArch
+	// ErrUnsupportedType: a tensor type this library has no kernels for
+	// (F64, I32 as a weight, a type newer than the library).
+	ErrUnsupportedType = quant.ErrUnsupportedType
+	// ErrOutOfMemoryBudget: the model cannot run within the memory limit
+	// after every degradation allowed (Plan says why in MemoryPlan.Reason),
+	// or a session's KV cache cannot be reserved; it says what would fit.
+	ErrOutOfMemoryBudget = memplan.ErrOutOfBudget
+)
+
 func loadOptions(opts []Option) (engine.Options, error) {
 	return engine.Build(engine.DefaultOptions(), func(s *engine.Settings) {
 		for _, o := range opts {
@@ -102,7 +121,7 @@ type ResidencyStats = residency.Stats
 // Residency reports which of the model's blocks are read from disk now
 // (they move as the sessions' KV caches grow and shrink, and under memory
 // pressure), and the bytes read and the time passes waited for them.
-func (m *Model) Residency() ResidencyStats { return m.e.Weights.Stats() }
+func (m *Model) Residency() ResidencyStats { defer m.engine().Absorb(); return m.e.Weights.Stats() }
 
 // Tokenize converts text to token ids, adding the beginning-of-sequence
 // token when the model asks for it. Special-token text in the input is

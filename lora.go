@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 
 	"github.com/lowmem/llm/internal/engine"
+	"github.com/lowmem/llm/model"
 )
 
 // WithLoRA applies the GGUF LoRA adapter at path (llama.cpp's --lora and
@@ -19,6 +20,11 @@ import (
 func WithLoRA(path string, scale float32) Option {
 	return modelOption(func(s *engine.Settings) { s.AddAdapter(path, scale) })
 }
+
+// ErrBadAdapter: a LoRA adapter file (WithLoRA) that is malformed or does
+// not fit the model: another architecture, a tensor the model does not
+// have, shapes that do not match, a lora_a without its lora_b.
+var ErrBadAdapter = model.ErrBadAdapter
 
 // LoRAAdapter is one LoRA adapter applied to a model: its ID (index among
 // Load's WithLoRA options), its file's Path and its Scale now.

@@ -11,6 +11,11 @@ import (
 	"github.com/lowmem/llm/residency"
 )
 
+// ErrInvalidOption: an option or argument is out of range or not
+// supported. A sampling option the sampler refuses matches both this and
+// sampler.ErrInvalidOption.
+var ErrInvalidOption = seq.ErrInvalidOption
+
 // KVType is the element type of a session's KV cache.
 type KVType = kv.Type
 
@@ -23,21 +28,6 @@ const (
 	KVInt8 KVType = kv.Int8
 	KVInt4 KVType = kv.Int4
 )
-
-// WeightsMode is how the model's weights are kept in memory: WeightsAuto
-// (the plan chooses), WeightsResident or WeightsStreaming.
-type WeightsMode = memplan.WeightsMode
-
-// Weights modes (see memplan.WeightsMode for what each does).
-const (
-	WeightsAuto      = memplan.WeightsAuto
-	WeightsResident  = memplan.WeightsResident
-	WeightsStreaming = memplan.WeightsStreaming
-)
-
-// PressureEvent reports memory running short or recovering (see
-// WithMemoryPressure): the headroom, the limit and what the model did.
-type PressureEvent = residency.PressureEvent
 
 // Option configures Load.
 type Option interface {
@@ -131,6 +121,17 @@ func WithMemoryLimit(bytes int64) Option {
 	return modelOption(func(s *engine.Settings) { s.SetLimit(bytes) })
 }
 
+// WeightsMode is how the model's weights are kept in memory: WeightsAuto
+// (the plan chooses), WeightsResident or WeightsStreaming.
+type WeightsMode = memplan.WeightsMode
+
+// Weights modes (see memplan.WeightsMode for what each does).
+const (
+	WeightsAuto      WeightsMode = memplan.WeightsAuto
+	WeightsResident  WeightsMode = memplan.WeightsResident
+	WeightsStreaming WeightsMode = memplan.WeightsStreaming
+)
+
 // WithWeights chooses how weights are kept (default WeightsAuto: blocks
 // resident while they fit beside the KV caches, else read from disk;
 // WeightsStreaming plans so even when all would fit; WeightsResident
@@ -162,6 +163,10 @@ func WithDiskReads(n int) Option {
 func WithStrictMemory() Option {
 	return modelOption(func(s *engine.Settings) { s.Strict = true })
 }
+
+// PressureEvent reports memory running short or recovering (see
+// WithMemoryPressure): the headroom, the limit and what the model did.
+type PressureEvent = residency.PressureEvent
 
 // WithMemoryPressure calls fn when headroom falls below the larger of 5%
 // of the limit and 64 MiB or memory stalls (cgroup v2 memory.pressure

@@ -20,6 +20,7 @@ import (
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/mem"
 )
 
 // The tests of this file are the regression tests of issue 13: what a
@@ -840,8 +841,8 @@ func resources(t testing.TB, before usage, file ...string) usage {
 			u.fileMaps += bytes.Count(b, []byte(" "+f+"\n"))
 		}
 	}
-	if r, err := llm.ReadMemoryUsage(); err == nil {
-		u.rss = r.RSS
+	if r, err := mem.ReadRSS(); err == nil {
+		u.rss = r.Current
 	}
 	return u
 }

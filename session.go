@@ -8,6 +8,9 @@ import (
 
 	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/internal/seq"
+	"github.com/lowmem/llm/internal/snapshot"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/model"
 )
 
 // Session is one conversation with a model: its tokens, KV cache and
@@ -18,6 +21,16 @@ type Session struct {
 	m *Model
 	q *seq.Seq
 }
+
+var (
+	// ErrContextFull: the tokens do not fit in the session's context.
+	ErrContextFull = kv.ErrFull
+	// ErrBusy: a call on a session while another runs on it (on another
+	// goroutine, or inside a Stream loop over it); nothing was changed.
+	ErrBusy = seq.ErrBusy
+	// ErrBadToken: a token id outside the vocabulary.
+	ErrBadToken = model.ErrTokenOutOfRange
+)
 
 // KVStats describes a session's KV cache: cells allocated and at most,
 // tokens held, bytes, growths and context shifts.
@@ -84,6 +97,37 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) (_ []float32, err
 // any); sampling penalises a copy. The next Eval overwrites the slice.
 func (s *Session) Logits() []float32 { defer s.engine().Absorb(); return s.q.Logits() }
 
+// Finish says why a generation ended: FinishEnd (an end-of-generation
+// token), FinishStop (a stop string), FinishLength (MaxTokens),
+// FinishCaller (the caller's loop stopped); FinishNone after an error.
+type Finish = seq.Finish
+
+// Reasons a generation ended (see Finish).
+const (
+	FinishNone   Finish = seq.FinishNone
+	FinishEnd    Finish = seq.FinishEnd
+	FinishStop   Finish = seq.FinishStop
+	FinishLength Finish = seq.FinishLength
+	FinishCaller Finish = seq.FinishCaller
+)
+
+// Usage reports a session's last generation: prompt tokens, those reused
+// from the KV cache, tokens generated, why it ended, the time taken, and
+// with WithSpeculation or a draft model (WithDraftModel) the tokens
+// drafted and those of them kept.
+type Usage = seq.Usage
+
+// Usage reports the session's last generation.
+func (s *Session) Usage() Usage { defer s.engine().Absorb(); return s.q.Usage() }
+
+// Generate evaluates prompt after the session's tokens (tokenized as
+// their continuation) and samples until an end-of-generation token, a stop
+// string or MaxTokens, returning the text; a full context returns the text
+// so far and an error wrapping ErrContextFull.
+func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateOption) (string, error) {
+	return engine.Text(s.Stream(ctx, prompt, opts...))
+}
+
 // Token is one generated token and the text it completes; text held back
 // (half a character, a possible stop string or chat marker) comes with a
 // later token, or one with ID -1 at the end. From ChatStream, Text is
@@ -96,37 +140,6 @@ type Token = engine.Token
 // model: the softmax of the raw logits, before penalties, temperature,
 // top-k/p/min-p or a JSON constraint.
 type TokenLogprob = seq.TokenLogprob
-
-// Usage reports a session's last generation: prompt tokens, those reused
-// from the KV cache, tokens generated, why it ended, the time taken, and
-// with WithSpeculation or a draft model (WithDraftModel) the tokens
-// drafted and those of them kept.
-type Usage = seq.Usage
-
-// Finish says why a generation ended: FinishEnd (an end-of-generation
-// token), FinishStop (a stop string), FinishLength (MaxTokens),
-// FinishCaller (the caller's loop stopped); FinishNone after an error.
-type Finish = seq.Finish
-
-// Reasons a generation ended (see Finish).
-const (
-	FinishNone   = seq.FinishNone
-	FinishEnd    = seq.FinishEnd
-	FinishStop   = seq.FinishStop
-	FinishLength = seq.FinishLength
-	FinishCaller = seq.FinishCaller
-)
-
-// Usage reports the session's last generation.
-func (s *Session) Usage() Usage { defer s.engine().Absorb(); return s.q.Usage() }
-
-// Generate evaluates prompt after the session's tokens (tokenized as
-// their continuation) and samples until an end-of-generation token, a stop
-// string or MaxTokens, returning the text; a full context returns the text
-// so far and an error wrapping ErrContextFull.
-func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateOption) (string, error) {
-	return engine.Text(s.Stream(ctx, prompt, opts...))
-}
 
 // Stream is Generate delivering tokens as they are produced; breaking out
 // of the loop stops it. However the loop ends, the session then holds
@@ -168,6 +181,10 @@ func (s *Session) Save(w io.Writer) (err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.m.e.Save(s.q, w)
 }
+
+// ErrBadState: Restore was given a damaged or truncated stream, or one
+// saved by another model or with another KV type.
+var ErrBadState = snapshot.ErrBadState
 
 // Restore replaces the session's state with what Save wrote (reading no
 // further), building the new cache before dropping the old (briefly both).

@@ -34,6 +34,13 @@ const (
 	Int4
 )
 
+// ParseType is the Type String names s ("f16", "int8" or "int4"), for
+// flags and configuration files; another name is an error wrapping
+// ErrInvalid.
+func ParseType(s string) (Type, error) {
+	return enum.Parse[Type](s, typeNames[:], "kv type", ErrInvalid)
+}
+
 // String returns "f16", "int8" or "int4".
 func (t Type) String() string { return enum.Name(t, typeNames[:], "Type") }
 

@@ -24,6 +24,9 @@ import (
 // value.
 var ErrOutOfBudget = errors.New("memplan: out of memory budget")
 
+// ErrInvalid: a name ParseWeightsMode does not know.
+var ErrInvalid = errors.New("memplan: invalid argument")
+
 // WeightsMode is how the model's weights are kept in memory.
 type WeightsMode int
 
@@ -43,6 +46,13 @@ const (
 func (w WeightsMode) String() string { return enum.Name(w, weightsModeNames[:], "WeightsMode") }
 
 var weightsModeNames = [...]string{WeightsAuto: "auto", WeightsResident: "resident", WeightsStreaming: "streaming"}
+
+// ParseWeightsMode is the WeightsMode String names s ("auto", "resident"
+// or "streaming"), for flags and configuration files; another name is an
+// error wrapping ErrInvalid.
+func ParseWeightsMode(s string) (WeightsMode, error) {
+	return enum.Parse[WeightsMode](s, weightsModeNames[:], "weights mode", ErrInvalid)
+}
 
 // Component is one part of a memory plan.
 type Component struct {

@@ -130,6 +130,11 @@ type decoderKeys struct {
 	ExpertScale                                                        float32
 	ExpertNorm                                                         bool
 	Gating, Groups, GroupsUsed                                         int
+
+	// DeepSeek's latent attention and YaRN scaling.
+	Vocab, QLoraRank, KVLoraRank, KeyLenMLA, ValueLenMLA int
+	YarnFactor, YarnLogMul                               float32
+	YarnContext                                          int
 }
 
 // with is more and d's keys under the names llama.cpp reads them by (no
@@ -146,6 +151,9 @@ func (d decoderKeys) with(more map[string]any) map[string]any {
 		"expert_feed_forward_length": d.ExpertFFN, "expert_shared_feed_forward_length": d.SharedFFN,
 		"expert_shared_count": d.SharedCount, "expert_gating_func": d.Gating,
 		"expert_group_count": d.Groups, "expert_group_used_count": d.GroupsUsed,
+		"vocab_size": d.Vocab, "attention.q_lora_rank": d.QLoraRank, "attention.kv_lora_rank": d.KVLoraRank,
+		"attention.key_length_mla": d.KeyLenMLA, "attention.value_length_mla": d.ValueLenMLA,
+		"rope.scaling.original_context_length": d.YarnContext,
 	} {
 		if v != 0 {
 			m[k] = uint32(v)
@@ -153,6 +161,7 @@ func (d decoderKeys) with(more map[string]any) map[string]any {
 	}
 	for k, v := range map[string]float32{
 		"attention.layer_norm_rms_epsilon": d.RMSEps, "rope.freq_base": d.RopeBase, "expert_weights_scale": d.ExpertScale,
+		"rope.scaling.factor": d.YarnFactor, "rope.scaling.yarn_log_multiplier": d.YarnLogMul,
 	} {
 		if v != 0 {
 			m[k] = v
@@ -160,6 +169,9 @@ func (d decoderKeys) with(more map[string]any) map[string]any {
 	}
 	if d.ExpertNorm {
 		m["expert_weights_norm"] = true
+	}
+	if d.YarnFactor != 0 {
+		m["rope.scaling.type"] = "yarn"
 	}
 	return m
 }
@@ -176,8 +188,6 @@ func headerOf(arch string, keys map[string]any) func(mut func(map[string]any)) m
 	}
 }
 
-// baseHeaderOf is headerOf for base's header of arch: its keys drop left
-// out, then keys set (each under arch's prefix).
 // keysOver is baseHeaderOf for arch over its keys, as a function of the
 // keys set over them.
 func keysOver(arch string, keys map[string]any) func(over map[string]any) func(mut func(map[string]any)) map[string]any {
@@ -188,6 +198,8 @@ func keysOver(arch string, keys map[string]any) func(over map[string]any) func(m
 	}
 }
 
+// baseHeaderOf is headerOf for base's header of arch: its keys drop left
+// out, then keys set (each under arch's prefix).
 func baseHeaderOf[V any](arch string, keys map[string]V, drop ...string) func(mut func(map[string]any)) map[string]any {
 	return func(mut func(map[string]any)) map[string]any {
 		m := base(arch)

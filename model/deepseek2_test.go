@@ -12,16 +12,9 @@ func deepseekV2LiteMeta(edit func(m map[string]any)) map[string]any {
 		Embd: 2048, Blocks: 27, FFN: 10944, Heads: 16, HeadsKV: 1, KeyLen: 576, ValueLen: 512,
 		Context: 163840, RopeDim: 64, RMSEps: 1e-6, RopeBase: 10000,
 		DenseLead: 1, Experts: 64, ExpertsUsed: 6, ExpertFFN: 1408, SharedCount: 2, ExpertScale: 1,
-	}.with(map[string]any{
-		"rope.scaling.type":                    "yarn",
-		"rope.scaling.factor":                  float32(40),
-		"rope.scaling.original_context_length": uint32(4096),
-		"rope.scaling.yarn_log_multiplier":     float32(0.0707),
-		"attention.kv_lora_rank":               uint32(512),
-		"attention.key_length_mla":             uint32(192),
-		"attention.value_length_mla":           uint32(128),
-		"vocab_size":                           uint32(102400),
-	}), edit)
+		Vocab: 102400, KVLoraRank: 512, KeyLenMLA: 192, ValueLenMLA: 128,
+		YarnFactor: 40, YarnContext: 4096, YarnLogMul: 0.0707,
+	}.with(nil), edit)
 }
 
 // V2-Lite's header gives llama.cpp's numbers: the latent cache's head

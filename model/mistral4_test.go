@@ -16,17 +16,9 @@ func mistralSmall4Meta(edit func(m map[string]any)) map[string]any {
 		Embd: 4096, Blocks: 36, FFN: 12288, Heads: 32, HeadsKV: 1, KeyLen: 256 + 64, ValueLen: 256,
 		Context: 1048576, RopeDim: 64, RMSEps: 1e-6, RopeBase: 10000,
 		Experts: 128, ExpertsUsed: 4, ExpertFFN: 2048, SharedCount: 1, ExpertScale: 1, ExpertNorm: true,
-	}.with(map[string]any{
-		"rope.scaling.type":                    "yarn",
-		"rope.scaling.factor":                  float32(128),
-		"rope.scaling.original_context_length": uint32(8192),
-		"rope.scaling.yarn_log_multiplier":     float32(0.1),
-		"attention.q_lora_rank":                uint32(1024),
-		"attention.kv_lora_rank":               uint32(256),
-		"attention.key_length_mla":             uint32(128),
-		"attention.value_length_mla":           uint32(128),
-		"vocab_size":                           uint32(131072),
-	}), edit)
+		Vocab: 131072, QLoraRank: 1024, KVLoraRank: 256, KeyLenMLA: 128, ValueLenMLA: 128,
+		YarnFactor: 128, YarnContext: 8192, YarnLogMul: 0.1,
+	}.with(nil), edit)
 }
 
 // mistral4 reads as deepseek2 reads (the latent cache's sizes, the query's

@@ -77,6 +77,7 @@ import (
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
 	"github.com/lowmem/llm/internal/cmdline"
+	"github.com/lowmem/llm/mem"
 )
 
 func main() {
@@ -436,11 +437,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				HitRate: x.HitRate(), BytesPerToken: float64(x.BytesRead) / float64(b.tgTokens), Stall: x.Stall.Seconds()}
 		}
 	}
-	usage, err := llm.ReadMemoryUsage()
+	usage, err := mem.ReadRSS()
 	if err != nil {
 		return fmt.Errorf("peak RSS: %w", err)
 	}
-	res.PeakRSS = usage.PeakRSS
+	res.PeakRSS = usage.Peak
 	res.LoadAvg = loadAvg()
 	if c.json {
 		enc := json.NewEncoder(stdout)

@@ -19,6 +19,7 @@ import (
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
 	"github.com/lowmem/llm/internal/cmdline"
+	"github.com/lowmem/llm/mem"
 )
 
 func main() {
@@ -98,9 +99,9 @@ func run() error {
 	if *showIDs {
 		fmt.Fprintln(os.Stderr, "ids:", ids)
 	}
-	usage, _ := llm.ReadMemoryUsage()
+	usage, _ := mem.ReadRSS()
 	fmt.Fprintf(os.Stderr, "prompt: %d tokens, %.1f tok/s | generated: %d tokens, %.1f tok/s | peak RSS %.1f MiB\n",
 		len(promptIDs), float64(len(promptIDs))/promptTime.Seconds(),
-		len(ids), float64(len(ids))/genTime.Seconds(), float64(usage.PeakRSS)/(1<<20))
+		len(ids), float64(len(ids))/genTime.Seconds(), float64(usage.Peak)/(1<<20))
 	return nil
 }

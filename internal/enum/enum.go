@@ -1,6 +1,10 @@
 package enum
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Name returns names[v], or typ(v) (e.g. "Type(7)") when v is negative,
 // past the end of names or has an empty name, so a String method never
@@ -10,4 +14,21 @@ func Name[T ~int | ~int32 | ~uint8](v T, names []string, typ string) string {
 		return names[v]
 	}
 	return typ + "(" + strconv.FormatInt(int64(v), 10) + ")"
+}
+
+// Parse is Name's inverse, for flags and configuration files: the value
+// names gives s, or an error saying what (e.g. "kv type") s was meant to
+// be and which names there are, wrapping sentinel.
+func Parse[T ~int | ~int32 | ~uint8](s string, names []string, what string, sentinel error) (T, error) {
+	var list []string
+	for v, n := range names {
+		if n == "" {
+			continue
+		}
+		if n == s {
+			return T(v), nil
+		}
+		list = append(list, n)
+	}
+	return 0, fmt.Errorf("%s %q: want one of %s: %w", what, s, strings.Join(list, ", "), sentinel)
 }

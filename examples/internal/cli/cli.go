@@ -24,6 +24,8 @@ import (
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/cmdline"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/memplan"
 )
 
 // ModelFlags are the flags that choose and load a model.
@@ -156,23 +158,22 @@ func (m *ModelFlags) Load(w io.Writer, extra ...llm.Option) (_ *llm.Model, done 
 }
 
 // ParseKV reads a -kv value: f16 (or empty), int8 or int4.
-func ParseKV(s string) (llm.KVType, error) {
-	return pick("-kv", s, map[string]llm.KVType{"": llm.KVF16, "f16": llm.KVF16, "int8": llm.KVInt8, "int4": llm.KVInt4},
-		"f16, int8 or int4")
-}
+func ParseKV(s string) (llm.KVType, error) { return parseFlag("-kv", s, llm.KVF16, kv.ParseType) }
 
 // ParseWeights reads a -weights value: auto (or empty), resident or
 // streaming.
 func ParseWeights(s string) (llm.WeightsMode, error) {
-	return pick("-weights", s, map[string]llm.WeightsMode{"": llm.WeightsAuto, "auto": llm.WeightsAuto,
-		"resident": llm.WeightsResident, "streaming": llm.WeightsStreaming}, "auto, resident or streaming")
+	return parseFlag("-weights", s, llm.WeightsAuto, memplan.ParseWeightsMode)
 }
 
-// pick is the value named s, or an error naming the flag and its choices.
-func pick[T any](flag, s string, values map[string]T, choices string) (T, error) {
-	v, ok := values[s]
-	if !ok {
-		return v, fmt.Errorf("%s %q: want %s", flag, s, choices)
+// parseFlag reads flag's value s with parse, the empty string as def.
+func parseFlag[T any](flag, s string, def T, parse func(string) (T, error)) (T, error) {
+	if s == "" {
+		return def, nil
+	}
+	v, err := parse(s)
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", flag, err)
 	}
 	return v, nil
 }
