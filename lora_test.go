@@ -132,8 +132,8 @@ func TestLoRA(t *testing.T) {
 	opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64), llm.WithWeights(llm.WeightsStreaming), llm.WithLoRA(adapter, 0.5)}
 	sm, _ := loadLeast(t, model, opts...)
 	got = sessionLogits(t, sm)
-	if st := sm.Residency(); st.Streamed != st.Blocks {
-		t.Errorf("%d of %d blocks streamed, want all", st.Streamed, st.Blocks)
+	if st := sm.Residency(); st.OnDisk != st.Blocks {
+		t.Errorf("%d of %d blocks streamed, want all", st.OnDisk, st.Blocks)
 	}
 	sm.Close()
 	// Within 3 % of the largest logit, TestRepackOnOff's bound without an

@@ -40,7 +40,7 @@ func TestDynamicResidency(t *testing.T) {
 		t.Fatalf("plan %v", p)
 	}
 	s := session(t, m)
-	if r := m.Residency(); r.Blocks != 8 || r.Streamed != 0 {
+	if r := m.Residency(); r.Blocks != 8 || r.OnDisk != 0 {
 		t.Fatalf("after Load: %+v, want 8 blocks, none on disk", r)
 	}
 	ctx := context.Background()
@@ -68,12 +68,12 @@ func TestDynamicResidency(t *testing.T) {
 	}
 	run("growing")
 	r := m.Residency()
-	if r.Streamed == 0 || r.Evictions == 0 || r.Loads == 0 || r.BytesRead == 0 {
+	if r.OnDisk == 0 || r.Evictions == 0 || r.Loads == 0 || r.BytesRead == 0 {
 		t.Fatalf("after 905 tokens: %+v, want blocks read from disk", r)
 	}
 	s.Reset()
 	deadline := time.Now().Add(10 * time.Second)
-	for m.Residency().Streamed != 0 {
+	for m.Residency().OnDisk != 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("10 s after Reset: %+v, want every block back", m.Residency())
 		}

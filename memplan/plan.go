@@ -356,7 +356,7 @@ func perSession(cs []Component, n int) []Component {
 func (s *Shape) residency(r Request, limit int64, ctx int, kvt kv.Type) Residency {
 	n := len(s.BlockRanges)
 	res := Residency{Pool: limit - total(s.others(r, ctx)) - s.FixedWeights(), Buffers: s.ReadBuffers(),
-		Blocks: make([]int64, n), Order: StreamOrder(n), KV: s.kvConfig(r, kvt, ctx), Batch: s.batch(r, ctx)}
+		Blocks: make([]int64, n), Order: DiskOrder(n), KV: s.kvConfig(r, kvt, ctx), Batch: s.batch(r, ctx)}
 	for il := range n {
 		res.Blocks[il] = s.BlockMemory(il)
 	}
@@ -365,7 +365,7 @@ func (s *Shape) residency(r Request, limit int64, ctx int, kvt kv.Type) Residenc
 
 // components lists the memory of a configuration: with streaming weights,
 // the blocks that must be read from disk at the full context are (the
-// residency's Streamed), and the rest stay resident. It returns the
+// residency's OnDisk), and the rest stay resident. It returns the
 // residency and whether the configuration fits its pool.
 func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w WeightsMode) ([]Component, Residency, bool) {
 	kvc := s.kvConfig(r, kvt, ctx)
@@ -387,7 +387,7 @@ func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w Weigh
 	if s.Experts() > 0 {
 		return s.expertComponents(cs, res, kvFull, r.Repack)
 	}
-	n, ok := res.Streamed(kvFull)
+	n, ok := res.OnDisk(kvFull)
 	var buffers int64
 	if n > 0 {
 		buffers = res.Buffers
@@ -488,8 +488,8 @@ func (p Plan) withoutRecent(s *Shape, r Request) (Plan, bool) {
 	if err != nil || !q.Fits || q.Context != p.Context || q.KVType != kv.Int4 || q.Weights != WeightsStreaming {
 		return p, false
 	}
-	with, _ := p.Residency.Streamed(p.InitialKV)
-	without, _ := q.Residency.Streamed(q.InitialKV)
+	with, _ := p.Residency.OnDisk(p.InitialKV)
+	without, _ := q.Residency.OnDisk(q.InitialKV)
 	if without >= with {
 		return p, false
 	}

@@ -294,14 +294,14 @@ func TestStreamOrder(t *testing.T) {
 		{8, "[4 0 2 6 1 3 5 7]"},
 		{10, "[5 0 2 7 1 3 4 6 8 9]"},
 	} {
-		if got := fmt.Sprint(StreamOrder(tc.n)); got != tc.want {
-			t.Errorf("StreamOrder(%d) = %s, want %s", tc.n, got, tc.want)
+		if got := fmt.Sprint(DiskOrder(tc.n)); got != tc.want {
+			t.Errorf("DiskOrder(%d) = %s, want %s", tc.n, got, tc.want)
 		}
 	}
 	for n := range 70 {
-		o := StreamOrder(n)
+		o := DiskOrder(n)
 		if len(o) != n || !slices.Equal(slices.Sorted(slices.Values(o)), seq(n)) {
-			t.Fatalf("StreamOrder(%d) = %v is not a permutation", n, o)
+			t.Fatalf("DiskOrder(%d) = %v is not a permutation", n, o)
 		}
 	}
 }
@@ -316,12 +316,12 @@ func seq(n int) []int {
 
 // TestResidencySchedule checks the plan's prediction of which blocks are
 // read from disk as a session fills its context, against the arithmetic
-// done by hand: blocks leave in StreamOrder, the fewest that leave room,
+// done by hand: blocks leave in DiskOrder, the fewest that leave room,
 // the buffers paid for by the first ones.
 func TestResidencySchedule(t *testing.T) {
 	r := Residency{
 		Pool: 1000, Buffers: 150, Blocks: []int64{100, 100, 100, 100, 100, 100, 100, 100},
-		Order: StreamOrder(8), Batch: 64,
+		Order: DiskOrder(8), Batch: 64,
 		KV: (&model.Config{Layers: 1, HeadsKV: 1, HeadDimK: 16, HeadDimV: 16}).KVConfig(kv.F16, 2048), // 64 bytes a cell
 	}
 	for _, tc := range []struct {
@@ -332,8 +332,8 @@ func TestResidencySchedule(t *testing.T) {
 		{0, 0, true}, {200, 0, true}, {201, 2, true}, {250, 2, true}, {251, 3, true},
 		{750, 7, true}, {850, 8, true}, {851, 8, false},
 	} {
-		if n, ok := r.Streamed(tc.kv); n != tc.n || ok != tc.fits {
-			t.Errorf("Streamed(%d) = %d, %v; want %d, %v", tc.kv, n, ok, tc.n, tc.fits)
+		if n, ok := r.OnDisk(tc.kv); n != tc.n || ok != tc.fits {
+			t.Errorf("OnDisk(%d) = %d, %v; want %d, %v", tc.kv, n, ok, tc.n, tc.fits)
 		}
 	}
 	if r.MaxKV() != 850 || r.Weights(0) != 800 || r.Weights(2) != 750 {
@@ -347,20 +347,20 @@ func TestResidencySchedule(t *testing.T) {
 	const K = 1 << 10
 	r = Residency{
 		Pool: 8*64*K + 64*K + 16*K, Buffers: 128 * K, Blocks: slices.Repeat([]int64{64 * K}, 8),
-		Order: StreamOrder(8), Batch: 64,
+		Order: DiskOrder(8), Batch: 64,
 		KV: (&model.Config{Layers: 4, HeadsKV: 1, HeadDimK: 16, HeadDimV: 16}).KVConfig(kv.F16, 2048),
 	}
 	var got []string
 	for _, p := range r.Schedule(10, 0) {
-		got = append(got, fmt.Sprintf("%d:%d:%d", p.Tokens, p.Cells, len(p.Streamed)))
+		got = append(got, fmt.Sprintf("%d:%d:%d", p.Tokens, p.Cells, len(p.OnDisk)))
 		_, transient := kv.GrowBytes(r.KV, max(p.Cells-256, 1), p.Cells)
 		if p.Tokens == 0 {
 			transient = 0
 		}
-		if want := 10 + r.Weights(len(p.Streamed)) + p.KV + transient; p.Total != want {
+		if want := 10 + r.Weights(len(p.OnDisk)) + p.KV + transient; p.Total != want {
 			t.Errorf("point %+v: total %d, want %d", p, p.Total, want)
 		}
-		if p.DiskBytes != int64(len(p.Streamed))*64*K {
+		if p.DiskBytes != int64(len(p.OnDisk))*64*K {
 			t.Errorf("point %+v: disk bytes %d", p, p.DiskBytes)
 		}
 	}
@@ -433,7 +433,7 @@ func TestPlanInt4WithoutRecent(t *testing.T) {
 	sh := int4Shape(t, 2048, 4096)
 	req := Request{Threads: 2, Batch: 64, KVType: kv.Int4}
 	hi := totalOf(sh, req, 2048, kv.Int4, WeightsResident) - 1
-	atStart := func(p Plan) int { n, _ := p.Residency.Streamed(p.InitialKV); return n }
+	atStart := func(p Plan) int { n, _ := p.Residency.OnDisk(p.InitialKV); return n }
 	// Limits a third of the copies' bytes apart, so that some fall where
 	// the copies decide a block.
 	kc := sh.Config.KVConfig(kv.Int4, 2048)

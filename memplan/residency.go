@@ -25,7 +25,7 @@ type Residency struct {
 	Buffers int64
 	// Blocks is each block's memory when resident (Shape.BlockMemory).
 	Blocks []int64
-	// Order is the order in which blocks leave memory (StreamOrder).
+	// Order is the order in which blocks leave memory (DiskOrder).
 	Order []int
 	// KV is a session's cache at the full context (kv.Config.Cells), the
 	// schedule's subject.
@@ -52,11 +52,11 @@ func (r *Residency) Weights(n int) int64 {
 	return b
 }
 
-// Streamed is the fewest blocks (the first of Order) that must be read
+// OnDisk is the fewest blocks (the first of Order) that must be read
 // from disk so that KV caches of kv bytes fit in the pool beside the
 // rest, and false when even reading every block from disk leaves too
 // little.
-func (r *Residency) Streamed(kv int64) (int, bool) {
+func (r *Residency) OnDisk(kv int64) (int, bool) {
 	for n := 0; n <= len(r.Order); n++ {
 		if r.Weights(n)+kv <= r.Pool {
 			return n, true
@@ -84,14 +84,14 @@ func (r Residency) Clone() Residency {
 	return r
 }
 
-// StreamOrder is the order in which n blocks leave memory: each prefix is
+// DiskOrder is the order in which n blocks leave memory: each prefix is
 // spread evenly around the pass (which is a cycle: the reads for the first
 // blocks of a pass overlap the last blocks of the one before), so that
 // every block read from disk is read while resident blocks compute. The
 // first is the middle block; each next one is the block farthest from
 // those chosen (cyclic distance, ties to the lower index), so growing the
 // set never moves a block that already left.
-func StreamOrder(n int) []int {
+func DiskOrder(n int) []int {
 	if n <= 0 {
 		return nil
 	}
@@ -145,7 +145,7 @@ type Point struct {
 	Tokens   int   // the tokens that made the cache grow here
 	Cells    int   // cells the cache holds
 	KV       int64 // its bytes
-	Streamed []int // blocks read from disk, ascending
+	OnDisk   []int // blocks read from disk, ascending
 	Resident int   // blocks resident
 	// DiskBytes is what a pass reads from disk: the streamed blocks.
 	DiskBytes int64
@@ -173,7 +173,7 @@ func (r *Residency) Schedule(other int64, upTo int) []Point {
 	// reserve is a KV budget's Reserve of kvb bytes: the blocks that must
 	// leave do, or it fails.
 	reserve := func(kvb int64) bool {
-		n, ok := r.Streamed(kvb)
+		n, ok := r.OnDisk(kvb)
 		if ok {
 			streamed = max(streamed, n)
 		}
@@ -210,8 +210,8 @@ func (r *Residency) Schedule(other int64, upTo int) []Point {
 
 func (r *Residency) point(other int64, tokens, cells int, kvb, transient int64, n int) Point {
 	p := Point{Tokens: tokens, Cells: cells, KV: kvb, Resident: len(r.Order) - n,
-		Streamed: slices.Sorted(slices.Values(r.Order[:n]))}
-	for _, il := range p.Streamed {
+		OnDisk: slices.Sorted(slices.Values(r.Order[:n]))}
+	for _, il := range p.OnDisk {
 		p.DiskBytes += r.Blocks[il]
 	}
 	p.Total = other + r.Weights(n) + kvb + transient

@@ -761,7 +761,7 @@ func TestExpertSource(t *testing.T) {
 // Streamed layers with fused matrices and experts give exactly the
 // resident logits, reading everything from the slots, for every decoder
 // of testutil's registry (a new architecture joins by being registered).
-func TestStreamSourceNewArchs(t *testing.T) {
+func TestDiskSourceNewArchs(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range testutil.TinyDecoders() {
@@ -772,7 +772,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 			pristine := append([]byte(nil), data...)
 			streamed := []int{0, len(m.Blocks) - 1}
 			r := newMemReader(pristine, m, 2)
-			src, err := NewStreamSource(m, f, r, nil)
+			src, err := NewDiskSource(m, f, r, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@
 // last block's output, every token's, for embeddings.
 //
 // For weights larger than memory, Model.Source supplies the blocks during
-// a pass instead of Blocks: StreamSource serves some blocks from the
+// a pass instead of Blocks: DiskSource serves some blocks from the
 // mapping and the rest from a SlotReader (mem.RangeReader) that reads them
 // from disk ahead of use into reused buffers. The experts of a
 // mixture-of-experts block are separate byte ranges of the file

@@ -543,7 +543,7 @@ func TestEncoderStreamSource(t *testing.T) {
 	}
 	m, f, data := loadSpec(t, spec)
 	r := newMemReader(append([]byte(nil), data...), m, 2)
-	src, err := NewStreamSource(m, f, r, nil)
+	src, err := NewDiskSource(m, f, r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // the mapped file ahead in the background (except the embedding rows no
 // token touches). With streaming weights it chooses the blocks that do not
 // fit the plan's resident bytes, spread evenly through the forward pass,
-// drops their pages, and installs a model.StreamSource that reads them
+// drops their pages, and installs a model.DiskSource that reads them
 // with direct I/O (mem.RangeReader) into DiskBuffers buffers while the
 // resident blocks between them compute.
 //

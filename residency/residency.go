@@ -77,7 +77,7 @@ type Weights struct {
 	res     memplan.Residency
 	dynamic bool // blocks may move between memory and disk
 	reader  *mem.RangeReader
-	source  *model.StreamSource
+	source  *model.DiskSource
 	budget  *memplan.KVBudget
 	experts *expertcache.Cache // a mixture-of-experts model's experts, read from disk
 	// expertRanges are the expert tensors' bytes when experts is set.
@@ -167,7 +167,7 @@ func Start(c Config) (*Weights, error) {
 	w.budget = memplan.NewKVBudget(limit, w.Short)
 	if w.dynamic {
 		w.budget.Share(w)
-		w.n, _ = w.res.Streamed(0)
+		w.n, _ = w.res.OnDisk(0)
 		if w.n > 0 {
 			w.buffers = true
 			w.source.Switch(w.onDisk(w.n), nil)
@@ -194,7 +194,7 @@ func (w *Weights) startSource() error {
 		return fmt.Errorf("residency: reading weights from disk: %w", err)
 	}
 	log := w.log
-	src, err := model.NewStreamSource(mm, w.cfg.File, rd, func(err error) {
+	src, err := model.NewDiskSource(mm, w.cfg.File, rd, func(err error) {
 		log.Error("llm: reading weights from disk failed; reading them through the page cache from now on", "err", err)
 	})
 	if err != nil {
@@ -698,7 +698,7 @@ func (w *Weights) OnDisk() []int {
 // Stats describes where the blocks are and what reading them cost.
 type Stats struct {
 	Blocks    int   // blocks of the model
-	Streamed  int   // blocks read from disk on every pass now
+	OnDisk    int   // blocks read from disk on every pass now
 	Evictions int64 // blocks that left memory since Load
 	Restores  int64 // blocks read back into memory since Load
 	// BytesRead is what was read from disk for blocks (and experts) since
@@ -719,7 +719,7 @@ type Stats struct {
 // Stats returns the counters since Load.
 func (w *Weights) Stats() Stats {
 	w.mu.Lock()
-	st := Stats{Blocks: len(w.cfg.Model.Blocks), Streamed: w.n}
+	st := Stats{Blocks: len(w.cfg.Model.Blocks), OnDisk: w.n}
 	w.mu.Unlock()
 	st.Evictions, st.Restores = w.evictions.Load(), w.restores.Load()
 	if w.reader != nil {

@@ -290,8 +290,8 @@ func TestStreamingMatchesResident(t *testing.T) {
 		}
 		// Before any session: the blocks that do not fit beside an
 		// empty cache, three with a full one.
-		order := memplan.StreamOrder(len(l.m.Blocks))
-		n0, _ := l.w.res.Streamed(0)
+		order := memplan.DiskOrder(len(l.m.Blocks))
+		n0, _ := l.w.res.OnDisk(0)
 		if got, want := l.w.OnDisk(), slices.Sorted(slices.Values(order[:n0])); !slices.Equal(got, want) {
 			t.Fatalf("streamed at start %v, want %v", got, want)
 		}
@@ -326,7 +326,7 @@ func TestStreamingMatchesResident(t *testing.T) {
 		if err := l.w.source.Err(); err != nil {
 			t.Fatalf("read error: %v", err)
 		}
-		if st := l.w.Stats(); st.Streamed != 3 || st.Loads < 3*21 || st.BytesRead == 0 {
+		if st := l.w.Stats(); st.OnDisk != 3 || st.Loads < 3*21 || st.BytesRead == 0 {
 			t.Fatalf("stats %+v", st)
 		}
 	})
@@ -386,7 +386,7 @@ func waitOnDisk(t *testing.T, w *Weights, want []int) {
 
 // TestResidencyFollowsKV checks the decisions exactly: as the KV caches
 // reserve bytes, the fewest blocks that leave room for them move to disk,
-// in StreamOrder, their pages released; as the caches give bytes back,
+// in DiskOrder, their pages released; as the caches give bytes back,
 // the blocks come back in reverse order while each fits with one block to
 // spare (the hysteresis), and the last ones all at once, the read buffers
 // given back first, once every block fits.
@@ -600,7 +600,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 			t.Fatal("reserve refused")
 		}
 		waitOnDisk(t, l.w, func() []int {
-			n, _ := l.w.res.Streamed(kvBytes)
+			n, _ := l.w.res.OnDisk(kvBytes)
 			return slices.Sorted(slices.Values(l.w.res.Order[:n]))
 		}())
 		step := func() {
@@ -795,7 +795,7 @@ func testExpertsFromDisk(t *testing.T, spec testutil.ModelSpec, repack bool) {
 		t.Fatal(err)
 	}
 	st := l.w.Stats()
-	if st.Streamed != 0 || st.Experts.Requests == 0 || st.Experts.Misses == 0 || st.BytesRead == 0 {
+	if st.OnDisk != 0 || st.Experts.Requests == 0 || st.Experts.Misses == 0 || st.BytesRead == 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }

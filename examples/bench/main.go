@@ -371,7 +371,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	res.PlanPeak, res.PG = plan.PeakAt(longest), c.pg
 	rs := m.Residency()
-	res.Residency = residency{Blocks: rs.Blocks, StreamedStart: rs.Streamed}
+	res.Residency = residency{Blocks: rs.Blocks, StreamedStart: rs.OnDisk}
 	b := &bencher{c: c, s: s, ds: ds, m: m, vocab: info.VocabSize, rng: rand.New(rand.NewPCG(c.seed, 0))}
 	if !c.json {
 		printHeader(stdout)
@@ -427,7 +427,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	rs = m.Residency()
-	res.Residency.StreamedEnd, res.Residency.Evictions, res.Residency.Restores = rs.Streamed, rs.Evictions, rs.Restores
+	res.Residency.StreamedEnd, res.Residency.Evictions, res.Residency.Restores = rs.OnDisk, rs.Evictions, rs.Restores
 	res.Residency.BytesRead, res.Residency.Direct = rs.BytesRead, rs.Direct
 	if b.tgTokens > 0 {
 		res.Residency.TGBytes = float64(b.tgBytes) / float64(b.tgTokens)

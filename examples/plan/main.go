@@ -68,7 +68,7 @@ func run() error {
 		for _, pt := range p.Schedule(0) {
 			sched = append(sched, map[string]any{
 				"tokens": pt.Tokens, "cells": pt.Cells, "kv_bytes": pt.KV, "resident_blocks": pt.Resident,
-				"streamed_blocks": append([]int{}, pt.Streamed...), "disk_bytes_per_token": pt.DiskBytes, "total_bytes": pt.Total,
+				"streamed_blocks": append([]int{}, pt.OnDisk...), "disk_bytes_per_token": pt.DiskBytes, "total_bytes": pt.Total,
 			})
 		}
 		out["schedule"] = sched
@@ -91,7 +91,7 @@ func printSchedule(w io.Writer, p llm.MemoryPlan) {
 	if len(pts) == 0 {
 		return
 	}
-	blocks := pts[0].Resident + len(pts[0].Streamed)
+	blocks := pts[0].Resident + len(pts[0].OnDisk)
 	fmt.Fprintf(w, "residency as one session fills its context (%s):\n", p.Residency.String())
 	if blocks == 0 {
 		// Experts read from disk: no block moves, the KV cache grows into
@@ -108,8 +108,8 @@ func printSchedule(w io.Writer, p llm.MemoryPlan) {
 	fmt.Fprintf(tw, "tokens\tcells\tKV cache\tresident\tread from disk\tdisk / token\ttotal\t\n")
 	for _, pt := range pts {
 		streamed := "none"
-		if len(pt.Streamed) > 0 {
-			streamed = fmt.Sprintf("%d: %s", len(pt.Streamed), blockList(pt.Streamed))
+		if len(pt.OnDisk) > 0 {
+			streamed = fmt.Sprintf("%d: %s", len(pt.OnDisk), blockList(pt.OnDisk))
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%d of %d\t%s\t%s\t%s\t\n", pt.Tokens, pt.Cells, memplan.FormatBytes(pt.KV),
 			pt.Resident, blocks, streamed, memplan.FormatBytes(pt.DiskBytes), memplan.FormatBytes(pt.Total))

@@ -25,7 +25,7 @@ type SlotReader interface {
 	Wait(slot int) error
 }
 
-// StreamSource is a LayerSource that serves each block either from the
+// DiskSource is a LayerSource that serves each block either from the
 // mapped file (resident) or from a SlotReader that reads it from disk ahead
 // of use (streamed), and lets its owner change which blocks are which
 // between passes (Switch).
@@ -40,7 +40,7 @@ type SlotReader interface {
 // pass's order: while block i computes, the next streamed blocks are read
 // into the free slots, and after the last one, the first ones of the next
 // pass.
-type StreamSource struct {
+type DiskSource struct {
 	m      *Model
 	r      SlotReader
 	layers [][]Layer // [block][slot]
@@ -50,7 +50,7 @@ type StreamSource struct {
 	// since Switch waits for running passes to end and holds new ones back.
 	gate      sync.Mutex
 	cond      sync.Cond
-	view      *streamView
+	view      *diskView
 	running   int  // passes between Begin and End
 	switching bool // a Switch is waiting for passes to end, or applying
 
@@ -69,15 +69,15 @@ type StreamSource struct {
 // issued is a block's load into a slot.
 type issued struct{ block, slot int }
 
-// streamView is which blocks are streamed: it does not change while a pass
+// diskView is which blocks are streamed: it does not change while a pass
 // runs.
-type streamView struct {
+type diskView struct {
 	streamed []bool // per block
 	order    []int  // the streamed blocks, ascending: the order passes use them
 }
 
-func newStreamView(blocks int, streamed []int) *streamView {
-	v := &streamView{streamed: make([]bool, blocks)}
+func newDiskView(blocks int, streamed []int) *diskView {
+	v := &diskView{streamed: make([]bool, blocks)}
 	for _, il := range streamed {
 		v.streamed[il] = true
 	}
@@ -89,15 +89,15 @@ func newStreamView(blocks int, streamed []int) *streamView {
 	return v
 }
 
-// NewStreamSource serves m's blocks, all resident until Switch says
+// NewDiskSource serves m's blocks, all resident until Switch says
 // otherwise, reading streamed ones through r, whose range il must be
 // exactly the bytes [Blocks[il].Start, End) of the file f describes.
 // onError, if not nil, is called once with the first read error (see
 // Layer), during a forward pass: it must not start another.
-func NewStreamSource(m *Model, f *gguf.File, r SlotReader, onError func(error)) (*StreamSource, error) {
+func NewDiskSource(m *Model, f *gguf.File, r SlotReader, onError func(error)) (*DiskSource, error) {
 	n := r.Slots()
-	s := &StreamSource{m: m, r: r, slots: n, layers: make([][]Layer, len(m.Blocks)),
-		view: newStreamView(len(m.Blocks), nil), onError: onError,
+	s := &DiskSource{m: m, r: r, slots: n, layers: make([][]Layer, len(m.Blocks)),
+		view: newDiskView(len(m.Blocks), nil), onError: onError,
 		q: make([]issued, 0, n), held: make([]issued, 0, n), free: make([]int, 0, n)}
 	s.cond.L = &s.gate
 	for slot := range n {
@@ -185,13 +185,13 @@ func viewMatrix(w *ops.Matrix, r Range, start int64, buf []byte) (*ops.Matrix, e
 // block streams any more, the reads in flight are waited for before
 // during runs, so it may give the slots' memory back. Switches are
 // serialised.
-func (s *StreamSource) Switch(streamed []int, during func()) error {
+func (s *DiskSource) Switch(streamed []int, during func()) error {
 	for _, il := range streamed {
 		if il < 0 || il >= len(s.m.Blocks) {
 			return fmt.Errorf("model: switch: streamed block %d of %d", il, len(s.m.Blocks))
 		}
 	}
-	nv := newStreamView(len(s.m.Blocks), streamed)
+	nv := newDiskView(len(s.m.Blocks), streamed)
 	s.gate.Lock()
 	for s.switching {
 		s.cond.Wait()
@@ -217,8 +217,8 @@ func (s *StreamSource) Switch(streamed []int, during func()) error {
 	return nil
 }
 
-// Streamed lists the blocks read from disk now, ascending.
-func (s *StreamSource) Streamed() []int {
+// OnDisk lists the blocks read from disk now, ascending.
+func (s *DiskSource) OnDisk() []int {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	return slices.Clone(s.view.order)
@@ -226,7 +226,7 @@ func (s *StreamSource) Streamed() []int {
 
 // Err is the first read error, after which streamed layers are served
 // from the mapped file (see Layer).
-func (s *StreamSource) Err() error {
+func (s *DiskSource) Err() error {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	return s.err
@@ -236,7 +236,7 @@ func (s *StreamSource) Err() error {
 // pass that streams waits for other streaming passes (they share the
 // slots), then starts the reads of its first streamed blocks that are not
 // already on their way.
-func (s *StreamSource) Begin() {
+func (s *DiskSource) Begin() {
 	s.gate.Lock()
 	for s.switching {
 		s.cond.Wait()
@@ -264,7 +264,7 @@ func (s *StreamSource) Begin() {
 }
 
 // drain drops the loads issued after the first keep, once they complete.
-func (s *StreamSource) drain(keep int) {
+func (s *DiskSource) drain(keep int) {
 	for _, e := range s.q[keep:] {
 		s.r.Wait(e.slot) // an error shows again if the block is loaded again
 		s.free = append(s.free, e.slot)
@@ -275,7 +275,7 @@ func (s *StreamSource) drain(keep int) {
 // fill issues loads into free slots, in the view's cyclic order, until as
 // many blocks are loading or in use as there are slots (or streamed
 // blocks, if fewer).
-func (s *StreamSource) fill(v *streamView) {
+func (s *DiskSource) fill(v *diskView) {
 	for len(s.q)+len(s.held) < min(s.slots, len(v.order)) && len(s.free) > 0 {
 		slot := s.free[len(s.free)-1]
 		b := v.order[s.next]
@@ -291,7 +291,7 @@ func (s *StreamSource) fill(v *streamView) {
 
 // fail records the first read error and serves every streamed block from
 // the mapped file from now on.
-func (s *StreamSource) fail(err error) {
+func (s *DiskSource) fail(err error) {
 	s.failed = true
 	s.errMu.Lock()
 	first := s.err == nil
@@ -309,7 +309,7 @@ func (s *StreamSource) fail(err error) {
 // from the mapped file instead (correct, but through the page cache), the
 // error is kept for Err and handed to onError, and every later pass does
 // the same.
-func (s *StreamSource) Layer(il int) *Layer {
+func (s *DiskSource) Layer(il int) *Layer {
 	if !s.view.streamed[il] || s.failed {
 		return &s.m.Blocks[il]
 	}
@@ -345,7 +345,7 @@ func (s *StreamSource) Layer(il int) *Layer {
 }
 
 // Done releases layer il's slot and starts the next read in it.
-func (s *StreamSource) Done(il int) {
+func (s *DiskSource) Done(il int) {
 	v := s.view
 	if !v.streamed[il] || s.failed {
 		return
@@ -361,7 +361,7 @@ func (s *StreamSource) Done(il int) {
 }
 
 // End finishes a pass, giving back any slot a failed pass left in use.
-func (s *StreamSource) End() {
+func (s *DiskSource) End() {
 	if len(s.view.order) > 0 {
 		for _, h := range s.held {
 			s.free = append(s.free, h.slot)

@@ -129,7 +129,7 @@ func sameLogits(t *testing.T, what string, got, want [][]float32) {
 
 // Streamed layers must give exactly the logits of resident ones, and must
 // really be read from the slots: the mapped copy of their bytes is wrecked.
-func TestStreamSourceMatchesResident(t *testing.T) {
+func TestDiskSourceMatchesResident(t *testing.T) {
 	spec, pool, want := residentLogits(t, 5, 2, 12)
 
 	tests := []struct {
@@ -148,15 +148,15 @@ func TestStreamSourceMatchesResident(t *testing.T) {
 			m, f, data := loadSpec(t, spec)
 			pristine := append([]byte(nil), data...)
 			r := newMemReader(pristine, m, tc.slots)
-			src, err := NewStreamSource(m, f, r, nil)
+			src, err := NewDiskSource(m, f, r, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := src.Switch(tc.streamed, nil); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := fmt.Sprint(src.Streamed()), fmt.Sprint(slices.Sorted(slices.Values(tc.streamed))); got != want {
-				t.Fatalf("Streamed() = %s, want %s", got, want)
+			if got, want := fmt.Sprint(src.OnDisk()), fmt.Sprint(slices.Sorted(slices.Values(tc.streamed))); got != want {
+				t.Fatalf("OnDisk() = %s, want %s", got, want)
 			}
 			for _, il := range tc.streamed {
 				L := m.Blocks[il]
@@ -178,12 +178,12 @@ func TestStreamSourceMatchesResident(t *testing.T) {
 
 // Switching between passes, to any set of streamed blocks and back to
 // none, keeps the logits of the resident model bit for bit.
-func TestStreamSourceSwitches(t *testing.T) {
+func TestDiskSourceSwitches(t *testing.T) {
 	spec, pool, want := residentLogits(t, 6, 2, 14)
 
 	m, f, data := loadSpec(t, spec)
 	r := newMemReader(append([]byte(nil), data...), m, 2)
-	src, err := NewStreamSource(m, f, r, nil)
+	src, err := NewDiskSource(m, f, r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestStreamSourceSwitches(t *testing.T) {
 		t.Fatalf("during ran %d times for %d switches", during, len(want))
 	}
 	for slot, p := range r.pending {
-		if p >= 0 && len(src.Streamed()) == 0 {
+		if p >= 0 && len(src.OnDisk()) == 0 {
 			t.Fatalf("slot %d still loading %d after a switch to no streamed block", slot, p)
 		}
 	}
@@ -226,14 +226,14 @@ func TestStreamSourceSwitches(t *testing.T) {
 
 // A failed read leaves the layer to the mapped file: same logits, error
 // reported once.
-func TestStreamSourceReadError(t *testing.T) {
+func TestDiskSourceReadError(t *testing.T) {
 	spec, pool, want := residentLogits(t, 3, 1, 4)
 
 	m, f, data := loadSpec(t, spec)
 	r := newMemReader(data, m, 2)
 	r.fail = 2
 	var reported []error
-	src, err := NewStreamSource(m, f, r, func(err error) { reported = append(reported, err) })
+	src, err := NewDiskSource(m, f, r, func(err error) { reported = append(reported, err) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,20 +245,20 @@ func TestStreamSourceReadError(t *testing.T) {
 	}
 }
 
-func TestStreamSourceRejectsBadLayout(t *testing.T) {
+func TestDiskSourceRejectsBadLayout(t *testing.T) {
 	m, f, data := loadSpec(t, testutil.TinyLlama())
 	r := newMemReader(data, m, 2)
 	r.ranges[0][1]-- // one byte short of the layer
-	if _, err := NewStreamSource(m, f, r, nil); err == nil {
+	if _, err := NewDiskSource(m, f, r, nil); err == nil {
 		t.Error("range shorter than the layer: no error")
 	}
 }
 
 // Serving streamed layers allocates nothing.
-func TestStreamSourceAllocatesNothing(t *testing.T) {
+func TestDiskSourceAllocatesNothing(t *testing.T) {
 	m, f, data := loadSpec(t, testutil.TinyLlama())
 	r := newMemReader(data, m, 2)
-	src, err := NewStreamSource(m, f, r, nil)
+	src, err := NewDiskSource(m, f, r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestStreamSourceAllocatesNothing(t *testing.T) {
 // their experts and shared expert, and Gemma 3n's blocks, LAuReL, AltUp
 // and per-layer matrices and all, and Gemma 4's, and Nemotron-H's blocks
 // of one operator.
-func TestStreamSourceLFM2(t *testing.T) {
+func TestDiskSourceLFM2(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybridMoE(), testutil.TinyGemma3n(),
 		testutil.TinyGemma4(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3NextSSMIn(), testutil.TinyNemotronH()} {
 		t.Run(spec.Variant(), func(t *testing.T) { streamHybrid(t, spec) })
@@ -300,7 +300,7 @@ func streamHybrid(t *testing.T, spec testutil.ModelSpec) {
 	want := greedyLogits(t, ref, pool, 6)
 	m, f, data := loadSpec(t, spec)
 	r := newMemReader(append([]byte(nil), data...), m, 2)
-	src, err := NewStreamSource(m, f, r, nil)
+	src, err := NewDiskSource(m, f, r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
