@@ -532,7 +532,7 @@ func TestEncoderRefusals(t *testing.T) {
 }
 
 // Streamed blocks give an encoder exactly the resident hidden states.
-func TestEncoderStreamSource(t *testing.T) {
+func TestEncoderDiskSource(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	spec := testutil.TinyBert()
