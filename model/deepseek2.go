@@ -32,12 +32,15 @@ const maxExpertGroups = 256
 // decompressed heads' and head_count_kv the heads (llama.cpp runs it
 // decompressed; here it runs absorbed too: Config.MLAJoined). YaRN's yarn_log_multiplier is a tenth of DeepSeek's
 // mscale_all_dim, undone here; the attention scale is llama.cpp's
-// mscale²/sqrt(key_length_mla).
+// mscale²/sqrt(key_length_mla). attention.layer_norm_rms_epsilon is
+// required, as llama.cpp requires it.
 func deepseek2Hparams(c *Config, m *meta) {
 	k := m.key
 	if m.err != nil {
 		return
 	}
+	// llama.cpp's deepseek2 loader (and so mistral4's) requires it.
+	m.require(true, "attention.layer_norm_rms_epsilon")
 	if m.has("attention.temperature_scale") {
 		m.err = fmt.Errorf("model: %s is set: deepseek2's attention temperature (Mistral Large 3) is not supported: %w", k("attention.temperature_scale"), ErrUnsupportedArch)
 		return

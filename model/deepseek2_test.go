@@ -22,7 +22,8 @@ func deepseekV2LiteMeta(edit func(m map[string]any)) map[string]any {
 // file's tenth of it undone), a RoPE magnitude of 1 once ggml's YaRN
 // factor multiplies it, softmax routing; GLM-4.7-Flash's block count and
 // vocabulary make it sigmoid; the older form (no _mla keys, per-head
-// sizes) gives the same cache.
+// sizes) gives the same cache; the RMS epsilon and kv_lora_rank are
+// required, as llama.cpp requires them.
 func TestConfigDeepSeek2(t *testing.T) {
 	c := mustConfig(t, deepseekV2LiteMeta(func(map[string]any) {}))
 	ms := 1 + 0.1*0.707*math.Log(40)
@@ -54,4 +55,5 @@ func TestConfigDeepSeek2(t *testing.T) {
 	if err != nil || !old.MLAJoined || old.HeadsKV != 1 || old.HeadDimK != 576 || old.HeadDimV != 512 || old.HeadDimKMLA != 192 || old.HeadDimVMLA != 128 || old.KQScale != c.KQScale {
 		t.Fatalf("older form: %+v (%v)", old, err)
 	}
+	checkRequired(t, deepseekV2LiteMeta, "deepseek2", "attention.layer_norm_rms_epsilon", "attention.kv_lora_rank")
 }

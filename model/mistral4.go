@@ -10,9 +10,8 @@ package model
 // model without a query rank (26 or 27 blocks, or 48 with a vocabulary
 // of 128256), whose attn_q then serves whatever the key says, as
 // llama-bench d32676d77 refuses a 3-block mistral4 file without the key
-// (deepseek2 here keeps taking such a file, as it did before mistral4);
-// and attention.layer_norm_rms_epsilon is required, as llama.cpp's
-// deepseek2 loader requires it (deepseek2 here defaults it).
+// (deepseek2 here keeps taking such a file, as it did before mistral4).
+// attention.layer_norm_rms_epsilon is required, as deepseek2 requires it.
 // attention.temperature_scale, which the Mistral-format converter writes
 // for Mistral Large 3 and llama.cpp's graph needs beside
 // temperature_length (without it llama-bench d32676d77 aborts), is
@@ -21,7 +20,6 @@ package model
 func mistral4Hparams(c *Config, m *meta) {
 	lite := c.Layers == 26 || c.Layers == 27 || c.Layers == 48 && m.vocabSize() == 128256
 	m.require(!lite, "attention.q_lora_rank")
-	m.require(true, "attention.layer_norm_rms_epsilon")
 	deepseek2Hparams(c, m)
 	if lite {
 		c.QLoraRank = 0 // llama.cpp does not read the key for these
