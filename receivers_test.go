@@ -18,10 +18,7 @@ import (
 // on a closed receiver (its arguments may be refused first: no tokens, no
 // texts, not a reranker).
 func TestEveryMethodOnNilAndClosed(t *testing.T) {
-	m, err := llm.Load(testutil.TempModel(t, testutil.TinyChat()), llm.WithThreads(1), llm.WithLogger(quietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := load(t, testutil.TempModel(t, testutil.TinyChat()), llm.WithThreads(1), llm.WithLogger(quietLogger()))
 	s := session(t, m)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -52,9 +49,6 @@ func TestEveryMethodOnNilAndClosed(t *testing.T) {
 				checkDocumented(t, recv.what+"."+name, err)
 			}
 		}
-	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -39,7 +39,6 @@ func deepseek2Hparams(c *Config, m *meta) {
 	if m.err != nil {
 		return
 	}
-	// llama.cpp's deepseek2 loader (and so mistral4's) requires it.
 	m.require(true, "attention.layer_norm_rms_epsilon")
 	if m.has("attention.temperature_scale") {
 		m.err = fmt.Errorf("model: %s is set: deepseek2's attention temperature (Mistral Large 3) is not supported: %w", k("attention.temperature_scale"), ErrUnsupportedArch)

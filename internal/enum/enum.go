@@ -2,6 +2,7 @@ package enum
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,15 +21,9 @@ func Name[T ~int | ~int32 | ~uint8](v T, names []string, typ string) string {
 // names gives s, or an error saying what (e.g. "kv type") s was meant to
 // be and which names there are, wrapping sentinel.
 func Parse[T ~int | ~int32 | ~uint8](s string, names []string, what string, sentinel error) (T, error) {
-	var list []string
-	for v, n := range names {
-		if n == "" {
-			continue
-		}
-		if n == s {
-			return T(v), nil
-		}
-		list = append(list, n)
+	if i := slices.Index(names, s); i >= 0 && s != "" {
+		return T(i), nil
 	}
+	list := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "" })
 	return 0, fmt.Errorf("%s %q: want one of %s: %w", what, s, strings.Join(list, ", "), sentinel)
 }
